@@ -1,0 +1,17 @@
+// genie-cli subcommands. Each returns the process exit code; stdout carries only the
+// command's result (machine-readable where the issue says so), diagnostics go to stderr.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace genie::cli {
+
+using Args = std::span<const std::string_view>;  // arguments after the subcommand name
+
+int cmd_info(Args args);
+int cmd_tokenize(Args args);
+int cmd_detokenize(Args args);
+int cmd_convert_tokenizer(Args args);
+
+}  // namespace genie::cli
