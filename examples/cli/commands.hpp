@@ -10,6 +10,7 @@ namespace genie::cli {
 using Args = std::span<const std::string_view>;  // arguments after the subcommand name
 
 int cmd_info(Args args);
+int cmd_run(Args args);
 int cmd_tokenize(Args args);
 int cmd_detokenize(Args args);
 int cmd_convert_tokenizer(Args args);

@@ -155,7 +155,9 @@ Writer& Writer::add_tensor_f32(std::string name, std::vector<int64_t> shape, std
 std::vector<uint8_t> Writer::header_bytes(std::vector<uint64_t>& offsets) const {
     std::vector<uint8_t> out;
     ByteSink sink(out);
-    out.insert(out.end(), {'G', 'G', 'U', 'F'});
+    static constexpr uint8_t kMagic[4] = {'G', 'G', 'U', 'F'};
+    out.reserve(4096);
+    out.insert(out.end(), kMagic, kMagic + 4);
     sink.put<uint32_t>(version_);
     sink.put<uint64_t>(tensors_.size());
     sink.put<uint64_t>(metadata_.size());

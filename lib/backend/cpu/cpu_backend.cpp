@@ -1,0 +1,313 @@
+// The CPU backend, reference path: plain C++ loops, threaded over output rows. Every
+// op follows ggml's CPU arithmetic (operation order, f16 rounding points, activation
+// quantization before a quantized dot product) so that results track llama.cpp's
+// closely; it is the oracle the fast kernels are tested against.
+#include "backend/backend.hpp"
+
+#include "core/fp16.hpp"
+#include "core/thread_pool.hpp"
+#include "quant/quant.hpp"
+
+#include <genie/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace genie::backend {
+
+size_t KvLayout::bytes() const noexcept {
+    const size_t element = type == KvType::F16 ? 2 : 4;
+    return 2 * static_cast<size_t>(n_layer) * static_cast<size_t>(n_ctx) * static_cast<size_t>(n_head_kv) *
+           static_cast<size_t>(head_dim) * element;
+}
+
+namespace {
+
+/// The representation ggml converts activations to before a dot product with a
+/// weight of `type` (ggml-cpu's type_traits vec_dot_type).
+DType dot_type_of(DType type) {
+    switch (type) {
+        case DType::F32: return DType::F32;
+        case DType::F16: return DType::F16;
+        case DType::BF16: return DType::BF16;
+        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: return DType::Q8_0;
+        case DType::Q4_1: case DType::Q5_1: return DType::Q8_1;
+        default: return DType::Q8_K;  // k-quants and i-quants
+    }
+}
+
+/// x rounded the way ggml rounds it for a dot with a `dot_type` operand: the values a
+/// dot product then multiplies. (Q8_1 keeps the same quantized values as Q8_0.)
+void round_activations(DType dot_type, const float* x, float* out, int64_t n, std::vector<uint8_t>& scratch) {
+    switch (dot_type) {
+        case DType::F32: std::memcpy(out, x, static_cast<size_t>(n) * sizeof(float)); return;
+        case DType::F16: for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_fp32(fp32_to_fp16(x[i])); return;
+        case DType::BF16: for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(fp32_to_bf16(x[i])); return;
+        default: {
+            const DType q = dot_type == DType::Q8_1 ? DType::Q8_0 : dot_type;
+            scratch.resize(quant::row_bytes(q, n));
+            quant::quantize_row(q, x, scratch.data(), n);
+            quant::dequantize_row(q, scratch.data(), out, n);
+        }
+    }
+}
+
+class CpuKvCache final : public KvCache {
+public:
+    explicit CpuKvCache(const KvLayout& layout) : KvCache(layout) {
+        const size_t per_layer = static_cast<size_t>(layout.n_ctx) * layout.n_head_kv * layout.head_dim;
+        try {
+            if (layout.type == KvType::F16) {
+                k16.resize(per_layer * layout.n_layer);
+                v16.resize(per_layer * layout.n_layer);
+            } else {
+                k32.resize(per_layer * layout.n_layer);
+                v32.resize(per_layer * layout.n_layer);
+            }
+        } catch (const std::bad_alloc&) {
+            throw Error(ErrorCode::OutOfMemory, fmt::format("cannot allocate a KV cache of {} bytes", layout.bytes()));
+        }
+    }
+    size_t row() const { return static_cast<size_t>(layout_.n_head_kv) * layout_.head_dim; }
+    size_t offset(int32_t layer, int32_t cell) const {
+        return (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(cell)) * row();
+    }
+    // K and V per layer: [n_ctx, n_head_kv * head_dim]
+    std::vector<uint16_t> k16, v16;
+    std::vector<float> k32, v32;
+};
+
+class CpuWorkspace final : public Workspace {
+public:
+    Tensor allocate(int64_t rows, int64_t cols) override {
+        blocks_.emplace_back(static_cast<size_t>(rows * cols));
+        return {blocks_.back().data(), rows, cols};
+    }
+    void reset() noexcept override { blocks_.clear(); }
+
+private:
+    std::vector<std::vector<float>> blocks_;
+};
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(int32_t threads) : pool_(threads) {}
+
+    std::string name() const override { return fmt::format("cpu (reference, {} threads)", pool_.size()); }
+
+    std::unique_ptr<KvCache> create_kv_cache(const KvLayout& layout) override {
+        return std::make_unique<CpuKvCache>(layout);
+    }
+    std::unique_ptr<Workspace> create_workspace() override { return std::make_unique<CpuWorkspace>(); }
+
+    void embed(const Weight& table, std::span<const int32_t> tokens, Tensor& out) override {
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            const int32_t t = tokens[i];
+            if (t < 0 || t >= table.n_out)
+                throw Error(ErrorCode::InvalidArgument, fmt::format("token id {} is outside the vocabulary [0, {})", t, table.n_out));
+            quant::dequantize_row(table.type, static_cast<const uint8_t*>(table.data) + static_cast<size_t>(t) * table.row_bytes,
+                                  out.row(static_cast<int64_t>(i)), table.n_in);
+        }
+    }
+
+    void matmul(const Weight& w, const Tensor& x, Tensor& y) override {
+        const int64_t n = x.rows, k = w.n_in;
+        const DType dot_type = dot_type_of(w.type);
+        // Activations as the dot product sees them, once per row.
+        std::vector<float> xr(static_cast<size_t>(n * k));
+        std::vector<uint8_t> scratch;
+        for (int64_t r = 0; r < n; ++r) round_activations(dot_type, x.row(r), xr.data() + r * k, k, scratch);
+        pool_.parallel_for(w.n_out, [&](int64_t begin, int64_t end) {
+            std::vector<float> wrow(static_cast<size_t>(k));
+            for (int64_t j = begin; j < end; ++j) {
+                quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + static_cast<size_t>(j) * w.row_bytes,
+                                      wrow.data(), k);
+                for (int64_t r = 0; r < n; ++r) {
+                    const float* xv = xr.data() + r * k;
+                    double sum = 0.0;
+                    for (int64_t i = 0; i < k; ++i) sum += static_cast<double>(wrow[i]) * xv[i];
+                    y.row(r)[j] = static_cast<float>(sum);
+                }
+            }
+        });
+    }
+
+    void add_bias(Tensor& y, const Weight& bias) override {
+        std::vector<float> b(static_cast<size_t>(bias.n_in));
+        quant::dequantize_row(bias.type, bias.data, b.data(), bias.n_in);
+        for (int64_t r = 0; r < y.rows; ++r)
+            for (int64_t i = 0; i < y.cols; ++i) y.row(r)[i] += b[static_cast<size_t>(i)];
+    }
+
+    void rms_norm(const Tensor& x, const Weight& gamma, float eps, Tensor& y) override {
+        std::vector<float> g(static_cast<size_t>(gamma.n_in));
+        quant::dequantize_row(gamma.type, gamma.data, g.data(), gamma.n_in);
+        for (int64_t r = 0; r < x.rows; ++r) {
+            const float* xv = x.row(r);
+            double sum = 0.0;
+            for (int64_t i = 0; i < x.cols; ++i) sum += static_cast<double>(xv[i] * xv[i]);
+            const float mean = static_cast<float>(sum / static_cast<double>(x.cols));
+            const float scale = 1.0f / std::sqrt(mean + eps);
+            float* yv = y.row(r);
+            for (int64_t i = 0; i < x.cols; ++i) yv[i] = xv[i] * scale * g[static_cast<size_t>(i)];
+        }
+    }
+
+    void rope(Tensor& x, int32_t n_heads, int32_t head_dim, int32_t first_pos, const RopeParams& p) override {
+        const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+        float corr_dims[2];
+        yarn_corr_dims(p, corr_dims);
+        std::vector<float> cache(static_cast<size_t>(head_dim));
+        for (int64_t r = 0; r < x.rows; ++r) {
+            // cos/sin per dimension pair, as ggml_rope_cache_init builds them (theta multiplied step by step).
+            float theta = static_cast<float>(first_pos + r);
+            for (int32_t i0 = 0; i0 < head_dim; i0 += 2) {
+                const float ff = p.freq_factors && i0 < p.n_rot ? p.freq_factors[i0 / 2] : 1.0f;
+                rope_yarn(theta / ff, p, corr_dims, i0, &cache[static_cast<size_t>(i0)], &cache[static_cast<size_t>(i0) + 1]);
+                theta *= theta_scale;
+            }
+            for (int32_t h = 0; h < n_heads; ++h) {
+                float* v = x.row(r) + static_cast<int64_t>(h) * head_dim;
+                for (int32_t i0 = 0; i0 < p.n_rot; i0 += 2) {
+                    const float c = cache[static_cast<size_t>(i0)], s = cache[static_cast<size_t>(i0) + 1];
+                    // Normal pairs (i0, i0+1); Neox pairs (i0/2, i0/2 + n_rot/2).
+                    const int32_t a = p.mode == RopeMode::Normal ? i0 : i0 / 2;
+                    const int32_t b = p.mode == RopeMode::Normal ? i0 + 1 : i0 / 2 + p.n_rot / 2;
+                    const float x0 = v[a], x1 = v[b];
+                    v[a] = x0 * c - x1 * s;
+                    v[b] = x0 * s + x1 * c;
+                }
+            }
+        }
+    }
+
+    void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) override {
+        auto& c = static_cast<CpuKvCache&>(cache);
+        const size_t row = c.row();
+        for (int64_t r = 0; r < k.rows; ++r) {
+            const size_t at = c.offset(layer, first_pos + static_cast<int32_t>(r));
+            if (c.layout().type == KvType::F16) {
+                for (size_t i = 0; i < row; ++i) {
+                    c.k16[at + i] = fp32_to_fp16(k.row(r)[i]);
+                    c.v16[at + i] = fp32_to_fp16(v.row(r)[i]);
+                }
+            } else {
+                std::memcpy(&c.k32[at], k.row(r), row * sizeof(float));
+                std::memcpy(&c.v32[at], v.row(r), row * sizeof(float));
+            }
+        }
+    }
+
+    void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
+                   Tensor& out) override {
+        const auto& c = static_cast<const CpuKvCache&>(cache);
+        const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
+        const int32_t group = n_head / n_head_kv;
+        const bool f16 = c.layout().type == KvType::F16;
+        const size_t row = c.row();
+        pool_.parallel_for(q.rows * n_head, [&](int64_t begin, int64_t end) {
+            std::vector<float> qv(static_cast<size_t>(hd)), scores, kv_row(static_cast<size_t>(hd));
+            for (int64_t item = begin; item < end; ++item) {
+                const int64_t r = item / n_head;
+                const int32_t h = static_cast<int32_t>(item % n_head), hk = h / group;
+                const int32_t n_kv = first_pos + static_cast<int32_t>(r) + 1;  // causal: cells [0, pos]
+                const float* qh = q.row(r) + static_cast<int64_t>(h) * hd;
+                // With an F16 cache ggml converts q to F16 before K·q.
+                for (int32_t i = 0; i < hd; ++i) qv[static_cast<size_t>(i)] = f16 ? fp16_to_fp32(fp32_to_fp16(qh[i])) : qh[i];
+                scores.assign(static_cast<size_t>(n_kv), 0.0f);
+                for (int32_t t = 0; t < n_kv; ++t) {
+                    const size_t at = c.offset(layer, t) + static_cast<size_t>(hk) * hd;
+                    double dot = 0.0;
+                    for (int32_t i = 0; i < hd; ++i) {
+                        const float kf = f16 ? fp16_to_fp32(c.k16[at + static_cast<size_t>(i)]) : c.k32[at + static_cast<size_t>(i)];
+                        dot += static_cast<double>(kf) * qv[static_cast<size_t>(i)];
+                    }
+                    scores[static_cast<size_t>(t)] = static_cast<float>(dot) * scale;
+                }
+                // softmax: exp in float, sum in double, then scale by 1/sum (ggml_soft_max_ext).
+                const float max = *std::max_element(scores.begin(), scores.end());
+                double sum = 0.0;
+                for (float& s : scores) {
+                    s = std::exp(s - max);
+                    sum += s;
+                }
+                const float inv = static_cast<float>(1.0 / sum);
+                for (float& s : scores) {
+                    s *= inv;
+                    if (f16) s = fp16_to_fp32(fp32_to_fp16(s));  // V·p with an F16 V converts p to F16
+                }
+                float* o = out.row(r) + static_cast<int64_t>(h) * hd;
+                for (int32_t i = 0; i < hd; ++i) {
+                    double acc = 0.0;
+                    for (int32_t t = 0; t < n_kv; ++t) {
+                        const size_t at = c.offset(layer, t) + static_cast<size_t>(hk) * hd + static_cast<size_t>(i);
+                        const float vf = f16 ? fp16_to_fp32(c.v16[at]) : c.v32[at];
+                        acc += static_cast<double>(vf) * scores[static_cast<size_t>(t)];
+                    }
+                    o[i] = static_cast<float>(acc);
+                }
+                (void)row;
+            }
+        });
+    }
+
+    void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
+        const int64_t n = gate.rows * gate.cols;
+        for (int64_t i = 0; i < n; ++i) {
+            const float g = gate.data[i];
+            out.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
+        }
+    }
+
+    void add(Tensor& x, const Tensor& y) override {
+        const int64_t n = x.rows * x.cols;
+        for (int64_t i = 0; i < n; ++i) x.data[i] += y.data[i];
+    }
+
+    void read_row(const Tensor& t, int64_t row, float* host_dst) override {
+        std::memcpy(host_dst, t.row(row), static_cast<size_t>(t.cols) * sizeof(float));
+    }
+
+private:
+    static void yarn_corr_dims(const RopeParams& p, float dims[2]) {
+        auto corr_dim = [&](float n_rot) {
+            return static_cast<float>(p.n_rot) * std::log(static_cast<float>(p.n_ctx_orig) / (n_rot * 2.0f * static_cast<float>(M_PI))) /
+                   (2.0f * std::log(p.freq_base));
+        };
+        const float start = std::floor(corr_dim(p.beta_fast));
+        const float end = std::ceil(corr_dim(p.beta_slow));
+        dims[0] = std::max(0.0f, start);
+        dims[1] = std::min(static_cast<float>(p.n_rot - 1), end);
+    }
+
+    static void rope_yarn(float theta_extrap, const RopeParams& p, const float corr_dims[2], int32_t i0, float* cos_theta,
+                          float* sin_theta) {
+        const float theta_interp = p.freq_scale * theta_extrap;
+        float theta = theta_interp;
+        float mscale = p.attn_factor;
+        if (p.ext_factor != 0.0f) {
+            const float y = (static_cast<float>(i0 / 2) - corr_dims[0]) / std::max(0.001f, corr_dims[1] - corr_dims[0]);
+            const float ramp_mix = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.ext_factor;
+            theta = theta_interp * (1.0f - ramp_mix) + theta_extrap * ramp_mix;
+            mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
+        }
+        *cos_theta = std::cos(theta) * mscale;
+        *sin_theta = std::sin(theta) * mscale;
+    }
+
+    ThreadPool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int32_t threads) {
+    if (threads <= 0) threads = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    return std::make_unique<CpuBackend>(threads);
+}
+
+}  // namespace genie::backend

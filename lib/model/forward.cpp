@@ -1,0 +1,94 @@
+#include "model/forward.hpp"
+
+#include "quant/quant.hpp"
+
+#include <cmath>
+
+namespace genie::model {
+
+Forward::Forward(const Model::Impl& model, backend::Backend& backend, backend::KvCache& cache)
+    : model_(model), backend_(backend), cache_(cache), workspace_(backend.create_workspace()) {
+    const HParams& hp = model.hparams;
+    rope_.mode = hp.recipe.rope_mode == RopeMode::Neox ? backend::RopeMode::Neox : backend::RopeMode::Normal;
+    rope_.n_rot = hp.n_rot;
+    rope_.freq_base = hp.rope_freq_base;
+    rope_.freq_scale = hp.rope_freq_scale;
+    rope_.ext_factor = hp.yarn_ext_factor;
+    rope_.beta_fast = hp.yarn_beta_fast;
+    rope_.beta_slow = hp.yarn_beta_slow;
+    rope_.n_ctx_orig = hp.rope_n_ctx_orig;
+    // llama.cpp's attention factor for YaRN: get_mscale(factor) / (1 + 0.1 ln factor) times the
+    // model's rope.scaling.attn_factor; ggml multiplies (1 + 0.1 ln factor) back in.
+    rope_.attn_factor = 1.0f;
+    if (hp.yarn_ext_factor != 0.0f) {
+        const float factor = 1.0f / hp.rope_freq_scale;
+        const float mscale = factor <= 1.0f ? 1.0f : 0.1f * std::log(factor) + 1.0f;
+        rope_.attn_factor = mscale * (1.0f / (1.0f + 0.1f * std::log(factor)));
+    }
+    rope_.attn_factor *= hp.yarn_attn_factor;
+    if (!model.weights.rope_freqs.empty()) {
+        rope_freqs_.resize(static_cast<size_t>(model.weights.rope_freqs.n_in));
+        quant::dequantize_row(model.weights.rope_freqs.type, model.weights.rope_freqs.data, rope_freqs_.data(),
+                              model.weights.rope_freqs.n_in);
+        rope_.freq_factors = rope_freqs_.data();
+    }
+}
+
+void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* logits) {
+    const HParams& hp = model_.hparams;
+    const Weights& w = model_.weights;
+    backend::Backend& be = backend_;
+    backend::Workspace& ws = *workspace_;
+    ws.reset();
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    const int64_t hd = hp.head_dim_k, q_dim = hp.n_head * hd, kv_dim = hp.n_head_kv * hd;
+    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hd));
+
+    backend::Tensor x = ws.allocate(n, hp.n_embd);  // the residual stream [n, n_embd]
+    be.embed(w.token_embd, tokens, x);
+
+    backend::Tensor cur = ws.allocate(n, hp.n_embd);
+    backend::Tensor q = ws.allocate(n, q_dim), k = ws.allocate(n, kv_dim), v = ws.allocate(n, kv_dim);
+    backend::Tensor attn = ws.allocate(n, q_dim);
+    backend::Tensor gate = ws.allocate(n, hp.n_ff), up = ws.allocate(n, hp.n_ff);
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        const LayerWeights& l = w.layers[static_cast<size_t>(il)];
+        // ---- attention
+        be.rms_norm(x, l.attn_norm, hp.rms_eps, cur);
+        be.matmul(l.wq, cur, q);  // [n, n_head * hd]
+        be.matmul(l.wk, cur, k);  // [n, n_head_kv * hd]
+        be.matmul(l.wv, cur, v);
+        if (hp.recipe.qkv_bias) {
+            be.add_bias(q, l.bq);
+            be.add_bias(k, l.bk);
+            be.add_bias(v, l.bv);
+        }
+        if (hp.recipe.qk_norm) {  // per head: rows of hd
+            backend::Tensor qh = q.reshaped(hd), kh = k.reshaped(hd);
+            be.rms_norm(qh, l.q_norm, hp.rms_eps, qh);
+            be.rms_norm(kh, l.k_norm, hp.rms_eps, kh);
+        }
+        be.rope(q, hp.n_head, static_cast<int32_t>(hd), first_pos, rope_);
+        be.rope(k, hp.n_head_kv, static_cast<int32_t>(hd), first_pos, rope_);
+        be.kv_store(cache_, il, k, v, first_pos);
+        be.attention(q, cache_, il, first_pos, hp.n_head, kq_scale, attn);  // [n, n_head * hd]
+        be.matmul(l.wo, attn, cur);                                          // [n, n_embd]
+        be.add(x, cur);
+        // ---- feed-forward (SwiGLU)
+        be.rms_norm(x, l.ffn_norm, hp.rms_eps, cur);
+        be.matmul(l.ffn_gate, cur, gate);  // [n, n_ff]
+        be.matmul(l.ffn_up, cur, up);
+        be.swiglu(gate, up, gate);
+        be.matmul(l.ffn_down, gate, cur);  // [n, n_embd]
+        be.add(x, cur);
+    }
+    // Only the last token's logits are needed.
+    backend::Tensor last{x.row(n - 1), 1, hp.n_embd};
+    backend::Tensor normed = ws.allocate(1, hp.n_embd);
+    be.rms_norm(last, w.output_norm, hp.rms_eps, normed);
+    backend::Tensor out = ws.allocate(1, hp.n_vocab);
+    be.matmul(w.output, normed, out);
+    be.read_row(out, 0, logits);
+}
+
+}  // namespace genie::model

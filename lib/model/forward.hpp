@@ -1,0 +1,29 @@
+// The forward pass of a decoder-only transformer (llama / qwen2 / qwen3), written
+// once against the Backend interface.
+#pragma once
+
+#include "backend/backend.hpp"
+#include "model/model_impl.hpp"
+
+#include <span>
+
+namespace genie::model {
+
+class Forward {
+public:
+    Forward(const Model::Impl& model, backend::Backend& backend, backend::KvCache& cache);
+
+    /// Runs `tokens` at positions [first_pos, first_pos + n), writing their K/V into the
+    /// cache, and copies the logits of the last token to `logits` (n_vocab floats).
+    void run(std::span<const int32_t> tokens, int32_t first_pos, float* logits);
+
+private:
+    const Model::Impl& model_;
+    backend::Backend& backend_;
+    backend::KvCache& cache_;
+    std::unique_ptr<backend::Workspace> workspace_;
+    backend::RopeParams rope_;
+    std::vector<float> rope_freqs_;
+};
+
+}  // namespace genie::model
