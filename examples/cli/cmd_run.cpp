@@ -111,6 +111,7 @@ int cmd_run(Args args) {
         return true;
     });
     if (ids || !result.text.empty()) fmt::print("\n");
+    std::fflush(stdout);
     if (verbose) {
         const Timings& t = result.timings;
         const char* reason = result.finish_reason == FinishReason::Stop     ? "stop"

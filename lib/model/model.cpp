@@ -1,4 +1,5 @@
 #include "model/model_impl.hpp"
+#include "tokenizer/tokenizer_internal.hpp"
 
 #include <genie/error.hpp>
 
@@ -15,7 +16,7 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
     gguf::Reader reader = gguf::Reader::open(path);
     model::HParams hp = model::read_hparams(reader);
     model::Weights weights = model::bind_weights(reader, hp);
-    Tokenizer tokenizer = Tokenizer::load(path);
+    Tokenizer tokenizer = tokenizer::make_tokenizer(reader);
     if (static_cast<int64_t>(tokenizer.vocab_size()) > hp.n_vocab)
         throw Error(ErrorCode::Format, fmt::format("'{}': the vocabulary has {} tokens but token_embd.weight has {} rows",
                                                    path.string(), tokenizer.vocab_size(), hp.n_vocab));
