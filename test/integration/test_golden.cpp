@@ -58,6 +58,7 @@ Stats check_model(const std::string& name) {
     SessionOptions so;
     so.context_length = 512;
     so.threads = 2;
+    so.kv_type = golden["settings"]["kv_type"] == "f32" ? KvType::F32 : KvType::F16;
     Session session(model, so);
     Stats stats;
     for (const json& c : golden["cases"]) {
