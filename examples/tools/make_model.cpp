@@ -63,7 +63,15 @@ struct TensorPlan {
     DType type;
     float scale;   // weights uniform in [-scale, scale) (+ offset)
     float offset;  // e.g. 1 for norm weights
+    bool permuted_embedding = false;  // output.weight: row t = token_embd row perm(t) + noise
 };
+
+/// Fills row-major [rows, row] floats of a tensor from its own stream.
+void fill_values(uint64_t seed, const std::string& name, float scale, float offset, int64_t rows, int64_t row,
+                 float* out) {
+    Rng rng{seed ^ hash_name(name)};
+    for (int64_t i = 0; i < rows * row; ++i) out[i] = offset + scale * rng.uniform();
+}
 
 DType weight_type(const std::string& type, const std::string& name, int64_t layer, int64_t n_layer, bool is_output) {
     if (type == "f32") return DType::F32;
@@ -184,7 +192,15 @@ int main(int argc, char** argv) {
         };
         add("token_embd.weight", {s.n_embd, n_vocab}, 1.0f, 0.0f, -1, s.tied);
         add("output_norm.weight", {s.n_embd}, 0.1f, 1.0f, -1);
-        if (!s.tied) add("output.weight", {s.n_embd, n_vocab}, 4.0f * mat_scale(s.n_embd), 0.0f, -1, true);
+        // A separate output projection that is a permuted copy of the embeddings (plus noise):
+        // random projections give logits whose top two are often a hair apart, and such ties
+        // are broken differently by any two correct implementations; this one makes the next
+        // token follow a random permutation of the current one by a clear margin, so greedy
+        // parity is meaningful, while the logits still carry every layer's arithmetic.
+        if (!s.tied) {
+            add("output.weight", {s.n_embd, n_vocab}, 0.25f, 0.0f, -1, true);
+            plan.back().permuted_embedding = true;
+        }
         for (int64_t i = 0; i < s.n_layer; ++i) {
             const std::string p = fmt::format("blk.{}.", i);
             add(p + "attn_norm.weight", {s.n_embd}, 0.1f, 1.0f, i);
@@ -206,19 +222,27 @@ int main(int argc, char** argv) {
             add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, mat_scale(s.n_embd), 0.0f, i);
             add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, mat_scale(s.n_ff), 0.0f, i);
         }
+        const TensorPlan embd_plan = plan.front();
         for (const TensorPlan& t : plan) {
             // Each tensor has its own stream (seed ^ hash(name)): changing one tensor's type
             // or adding a tensor never changes another tensor's values.
-            w.add_tensor(t.name, t.type, t.shape, [t, seed](uint8_t* dst, size_t size) {
-                Rng rng{seed ^ hash_name(t.name)};
+            w.add_tensor(t.name, t.type, t.shape, [t, seed, embd_plan](uint8_t* dst, size_t size) {
                 const int64_t row = t.shape[0];
                 const int64_t rows = t.shape.size() > 1 ? t.shape[1] : 1;
                 const size_t row_bytes = genie::quant::row_bytes(t.type, row);
-                std::vector<float> values(static_cast<size_t>(row));
-                for (int64_t r = 0; r < rows; ++r) {
-                    for (auto& v : values) v = t.offset + t.scale * rng.uniform();
-                    genie::quant::quantize_row(t.type, values.data(), dst + static_cast<size_t>(r) * row_bytes, row);
+                std::vector<float> values(static_cast<size_t>(rows * row));
+                fill_values(seed, t.name, t.scale, t.offset, rows, row, values.data());
+                if (t.permuted_embedding) {
+                    std::vector<float> embd(values.size());
+                    fill_values(seed, embd_plan.name, embd_plan.scale, embd_plan.offset, rows, row, embd.data());
+                    // perm(t) = (7919 t + 1) mod n_vocab: 7919 is prime and divides neither 32000 nor 151936.
+                    for (int64_t r = 0; r < rows; ++r) {
+                        const int64_t src = (7919 * r + 1) % rows;
+                        for (int64_t i = 0; i < row; ++i) values[static_cast<size_t>(r * row + i)] += embd[static_cast<size_t>(src * row + i)];
+                    }
                 }
+                for (int64_t r = 0; r < rows; ++r)
+                    genie::quant::quantize_row(t.type, values.data() + r * row, dst + static_cast<size_t>(r) * row_bytes, row);
                 (void)size;
             });
         }

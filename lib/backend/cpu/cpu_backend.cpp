@@ -3,6 +3,7 @@
 // quantization before a quantized dot product) so that results track llama.cpp's
 // closely; it is the oracle the fast kernels are tested against.
 #include "backend/backend.hpp"
+#include "backend/cpu/matmul.hpp"
 
 #include "core/fp16.hpp"
 #include "core/thread_pool.hpp"
@@ -41,19 +42,33 @@ DType dot_type_of(DType type) {
     }
 }
 
+/// Q8_0/Q8_1 activation quantization as ggml-cpu does it on x86 (quantize_row_q8_0 in
+/// arch/x86/quants.c, used on every AVX/AVX2/AVX-512 machine): the inverse scale is
+/// 127/amax (not 1/d as in the reference quantizer) and rounding is half-to-even. The
+/// two differ in the last bit now and then, and one flipped int8 moves a logit by ~1e-2.
+/// Writes the dequantized values d * q (Q8_1 has the same q and d).
+void round_activations_q8_0_x86(const float* x, float* out, int64_t n) {
+    for (int64_t b = 0; b < n; b += 32) {
+        float amax = 0.0f;
+        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b + i]));
+        const float d = fp16_to_fp32(fp32_to_fp16(amax / 127.f));
+        const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+        for (int i = 0; i < 32; ++i) out[b + i] = d * std::nearbyint(x[b + i] * id);
+    }
+}
+
 /// x rounded the way ggml rounds it for a dot with a `dot_type` operand: the values a
-/// dot product then multiplies. (Q8_1 keeps the same quantized values as Q8_0.)
+/// dot product then multiplies.
 void round_activations(DType dot_type, const float* x, float* out, int64_t n, std::vector<uint8_t>& scratch) {
     switch (dot_type) {
         case DType::F32: std::memcpy(out, x, static_cast<size_t>(n) * sizeof(float)); return;
         case DType::F16: for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_fp32(fp32_to_fp16(x[i])); return;
         case DType::BF16: for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(fp32_to_bf16(x[i])); return;
-        default: {
-            const DType q = dot_type == DType::Q8_1 ? DType::Q8_0 : dot_type;
-            scratch.resize(quant::row_bytes(q, n));
-            quant::quantize_row(q, x, scratch.data(), n);
-            quant::dequantize_row(q, scratch.data(), out, n);
-        }
+        case DType::Q8_0: case DType::Q8_1: round_activations_q8_0_x86(x, out, n); return;
+        default:
+            scratch.resize(quant::row_bytes(dot_type, n));
+            quant::quantize_row(dot_type, x, scratch.data(), n);
+            quant::dequantize_row(dot_type, scratch.data(), out, n);
     }
 }
 
@@ -115,27 +130,7 @@ public:
         }
     }
 
-    void matmul(const Weight& w, const Tensor& x, Tensor& y) override {
-        const int64_t n = x.rows, k = w.n_in;
-        const DType dot_type = dot_type_of(w.type);
-        // Activations as the dot product sees them, once per row.
-        std::vector<float> xr(static_cast<size_t>(n * k));
-        std::vector<uint8_t> scratch;
-        for (int64_t r = 0; r < n; ++r) round_activations(dot_type, x.row(r), xr.data() + r * k, k, scratch);
-        pool_.parallel_for(w.n_out, [&](int64_t begin, int64_t end) {
-            std::vector<float> wrow(static_cast<size_t>(k));
-            for (int64_t j = begin; j < end; ++j) {
-                quant::dequantize_row(w.type, static_cast<const uint8_t*>(w.data) + static_cast<size_t>(j) * w.row_bytes,
-                                      wrow.data(), k);
-                for (int64_t r = 0; r < n; ++r) {
-                    const float* xv = xr.data() + r * k;
-                    double sum = 0.0;
-                    for (int64_t i = 0; i < k; ++i) sum += static_cast<double>(wrow[i]) * xv[i];
-                    y.row(r)[j] = static_cast<float>(sum);
-                }
-            }
-        });
-    }
+    void matmul(const Weight& w, const Tensor& x, Tensor& y) override { cpu::matmul(pool_, w, x, y); }
 
     void add_bias(Tensor& y, const Weight& bias) override {
         std::vector<float> b(static_cast<size_t>(bias.n_in));
