@@ -46,12 +46,13 @@ std::filesystem::path model_path(const std::string& name) {
 /// rounded to F16, so a one-ulp difference upstream sometimes flips such a rounding.
 /// With quantized weights every matmul also quantizes its input to int8 (Q8_0/Q8_K):
 /// one ulp upstream can move an int8 by a whole step, so two correct implementations
-/// drift apart by up to a few tenths of a logit on these random-weight fixtures —
-/// llama.cpp's own repacked and plain CPU kernels differ from each other by as much.
+/// drift apart by up to ~1 logit (~2% of the winning logit) on these random-weight
+/// fixtures — llama.cpp's own repacked and plain CPU kernels differ from each other by up
+/// to 0.81 on them (test/golden/self_variance.py).
 double tolerance_for(const std::string& name) {
     if (name.find("-f32") != std::string::npos || name == "stories260K") return 1e-3;
     if (name.find("-f16") != std::string::npos || name == "llama-2-tiny-random") return 5e-2;
-    return 0.5;
+    return 1.0;
 }
 
 struct Stats {

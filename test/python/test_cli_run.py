@@ -1,0 +1,47 @@
+"""genie-cli run: the contract (stdout = generated text or ids only) and parity with
+llama.cpp's greedy continuation of stories260K (test/golden/stories260K.json)."""
+import json
+import pathlib
+import subprocess
+
+GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "golden" / "stories260K.json"
+
+
+def run(cli, *args):
+    return subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def test_run_ids_match_llama_cpp(genie_cli, testdata):
+    golden = json.loads(GOLDEN.read_text())
+    model = testdata / "models" / "stories260K.gguf"
+    for case in golden["cases"]:
+        r = run(genie_cli, "run", "-m", model, "-p", case["prompt"], "-n", 64, "--temp", 0, "--ids", "--ignore-eos",
+                "--threads", 2)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr == ""
+        ids = [int(t) for t in r.stdout.split()]
+        assert r.stdout.endswith("\n") and r.stdout.count("\n") == 1
+        assert ids == case["tokens"], case["prompt"]
+
+
+def test_run_text_and_verbose(genie_cli, testdata):
+    model = testdata / "models" / "stories260K.gguf"
+    r = run(genie_cli, "run", "-m", model, "-p", "Once upon a time", "-n", 20)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(", there was a little girl named Lily")
+    assert r.stderr == ""
+    v = run(genie_cli, "run", "-m", model, "-p", "Once upon a time", "-n", 20, "--verbose")
+    assert v.stdout == r.stdout  # timings never reach stdout
+    assert "prompt: 5 tokens" in v.stderr and "generated: 20 tokens" in v.stderr and "finish: length" in v.stderr
+
+
+def test_run_errors(genie_cli, testdata, tmp_path):
+    model = testdata / "models" / "stories260K.gguf"
+    r = run(genie_cli, "run", "-m", tmp_path / "missing.gguf", "-p", "x")
+    assert r.returncode == 1 and "NOT_FOUND" in r.stderr and r.stdout == ""
+    r = run(genie_cli, "run", "-m", model, "-p", "Once upon a time " * 40, "-c", 32)
+    assert r.returncode == 1 and "CONTEXT_OVERFLOW" in r.stderr
+    r = run(genie_cli, "run", "-m", model)
+    assert r.returncode == 2 and "usage" in r.stderr
+    r = run(genie_cli, "run", "-m", model, "-p", "x", "-n", "abc")
+    assert r.returncode == 1 and "-n expects an integer" in r.stderr
