@@ -10,15 +10,33 @@
 
 namespace genie {
 
-/// Options of a Sampler. temperature <= 0 means greedy (the highest logit; on a tie the
-/// lowest id, as llama.cpp's greedy sampler). Otherwise the chain is llama.cpp's default
-/// order: top-k, top-p, min-p, temperature, then a seeded random draw.
+/// Options of a Sampler. The stages run in llama.cpp's default chain order
+/// (common/sampling.cpp): penalties -> top-k -> typical -> top-p -> min-p -> temperature
+/// -> a seeded draw, and give the token llama.cpp's chain gives for the same logits,
+/// options and seed (the draw is llama.cpp's dist sampler: std::mt19937 seeded with
+/// `seed`, one uniform double in [0,1) per draw, the first token whose running sum of
+/// unnormalised probabilities reaches that fraction of the total).
+///
+/// temperature <= 0 means greedy: after the penalties, the highest logit (on a tie the
+/// lowest id, as llama.cpp's greedy sampler); no random number is drawn.
+/// Defaults are llama.cpp's common_params_sampling defaults, except temperature (0 here,
+/// 0.8 there) and seed: LLAMA_DEFAULT_SEED (0xFFFFFFFF) means "random" in llama.cpp, while
+/// here every seed, 0xFFFFFFFF included, is used as given, so runs are reproducible.
 struct SamplerOptions {
     float temperature = 0.0f;  ///< <= 0: greedy
     int32_t top_k = 40;        ///< <= 0: off
     float top_p = 0.95f;       ///< >= 1: off
     float min_p = 0.05f;       ///< <= 0: off
     uint32_t seed = 42;        ///< seed of the random draw: the same seed gives the same draws
+    float typical_p = 1.0f;    ///< locally typical sampling; >= 1: off
+    /// Penalties over the last `penalty_last_n` accepted tokens (see Sampler::accept);
+    /// off when penalty_last_n <= 0 or repeat == 1, frequency == 0 and presence == 0.
+    /// A token seen c times there: logit /= repeat_penalty (logit *= it when logit <= 0),
+    /// then logit -= c * frequency_penalty + presence_penalty.
+    int32_t penalty_last_n = 64;
+    float repeat_penalty = 1.0f;     ///< 1: off
+    float frequency_penalty = 0.0f;  ///< 0: off
+    float presence_penalty = 0.0f;   ///< 0: off
 };
 
 /// Picks tokens from logits. Deterministic for given options and inputs. One Sampler
@@ -35,9 +53,12 @@ public:
     const SamplerOptions& options() const noexcept;
     /// Chooses a token from `logits` (one float per vocabulary entry).
     TokenId sample(std::span<const float> logits);
-    /// Tells the sampler a token was accepted (for stateful stages).
+    /// Tells the sampler a token was accepted (the penalties remember the last
+    /// penalty_last_n accepted tokens). Prompt tokens may be accepted too, as llama.cpp's
+    /// common_sampler does.
     void accept(TokenId token);
-    /// Restores the initial state (the RNG restarts from the seed).
+    /// Restores the initial state: the RNG restarts from the seed and the penalty window
+    /// is emptied.
     void reset();
 
 private:

@@ -1,31 +1,198 @@
-// The sampler: greedy at temperature 0, otherwise top-k -> top-p -> min-p ->
-// temperature -> a seeded draw (llama.cpp's default order).
+// The sampler: llama.cpp's default chain (common/sampling.cpp) restricted to the stages
+// in SamplerOptions: penalties -> top-k -> typical -> top-p -> min-p -> temperature ->
+// dist (a seeded draw). Each stage follows the behaviour of its counterpart in llama.cpp's
+// src/llama-sampler.cpp, including the candidate order it leaves behind and whether it
+// leaves the candidates sorted, since the draw walks the candidates in that order; float
+// and double arithmetic is done in the same types and order so the drawn token is the same.
+// test/unit/test_sampler.cpp checks this against tokens drawn by llama.cpp itself.
 #include <genie/error.hpp>
 #include <genie/sampler.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <deque>
 #include <numeric>
 #include <random>
+#include <unordered_map>
 #include <vector>
 
 namespace genie {
+namespace {
+
+struct Candidate {
+    TokenId id;
+    float logit;
+    float p;
+};
+
+bool by_logit(const Candidate& a, const Candidate& b) { return a.logit > b.logit; }
+
+// The candidate list (llama_token_data_array): `sorted` means descending by logit.
+struct Candidates {
+    std::vector<Candidate> c;
+    bool sorted = false;
+
+    void sort_prefix(size_t n) {  // the n largest first, in descending order
+        std::partial_sort(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n), c.end(), by_logit);
+        c.resize(n);
+        sorted = true;
+    }
+    // Softmax into p in the current order (max from the front when sorted).
+    void softmax(bool do_sort) {
+        if (do_sort && !sorted) sort_prefix(c.size());
+        float max_l = c.front().logit;
+        if (!sorted)
+            for (size_t i = 1; i < c.size(); ++i) max_l = std::max(max_l, c[i].logit);
+        float sum = 0.0f;
+        for (auto& x : c) {
+            x.p = std::exp(x.logit - max_l);
+            sum += x.p;
+        }
+        for (auto& x : c) x.p /= sum;
+    }
+};
+
+void top_k(Candidates& cand, int32_t k) {
+    if (k <= 0) return;
+    const size_t n = std::min(static_cast<size_t>(k), cand.c.size());
+    if (!cand.sorted) cand.sort_prefix(n);
+    cand.c.resize(n);
+}
+
+void typical(Candidates& cand, float p) {
+    if (p >= 1.0f) return;
+    auto& c = cand.c;
+    cand.softmax(true);
+    float entropy = 0.0f;
+    for (const auto& x : c) entropy += -x.p * std::log(x.p);
+    std::vector<float> shifted(c.size());
+    for (size_t i = 0; i < c.size(); ++i) shifted[i] = std::fabs(-std::log(c[i].p) - entropy);
+    std::vector<size_t> idx(c.size());
+    std::iota(idx.begin(), idx.end(), size_t{0});
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return shifted[a] < shifted[b]; });
+    float cum = 0.0f;
+    size_t keep = idx.size();
+    for (size_t i = 0; i < idx.size(); ++i) {
+        cum += c[idx[i]].p;
+        if (cum > p) {
+            keep = i + 1;
+            break;
+        }
+    }
+    std::vector<Candidate> out;
+    out.reserve(keep);
+    for (size_t i = 0; i < keep; ++i) out.push_back(c[idx[i]]);
+    c = std::move(out);
+    cand.sorted = false;  // ordered by typicality, not by logit
+}
+
+void top_p(Candidates& cand, float p) {
+    if (p >= 1.0f) return;
+    auto& c = cand.c;
+    cand.softmax(false);  // probabilities summed in the current order, then sorted
+    if (!cand.sorted) std::sort(c.begin(), c.end(), by_logit);
+    cand.sorted = true;
+    float cum = 0.0f;
+    size_t keep = c.size();
+    for (size_t i = 0; i < c.size(); ++i) {
+        cum += c[i].p;
+        if (cum >= p) {
+            keep = i + 1;
+            break;
+        }
+    }
+    c.resize(keep);
+}
+
+void min_p(Candidates& cand, float p) {
+    auto& c = cand.c;
+    if (p <= 0.0f || c.empty()) return;
+    if (!cand.sorted) {  // filter in place, keeping the current order
+        float max_logit = -FLT_MAX;
+        for (const auto& x : c) max_logit = std::max(max_logit, x.logit);
+        const float min_logit = max_logit + std::log(p);
+        std::vector<Candidate> kept;
+        for (const auto& x : c)
+            if (x.logit >= min_logit) kept.push_back(x);
+        if (!kept.empty()) {
+            c = std::move(kept);
+            return;
+        }
+        cand.sort_prefix(c.size());
+    }
+    const float min_logit = c.front().logit + std::log(p);
+    size_t i = 1;
+    while (i < c.size() && !(c[i].logit < min_logit)) ++i;
+    c.resize(i);
+}
+
+// llama.cpp's dist sampler: one uniform double per draw; the first candidate whose
+// running (double) sum of exp(logit - max) reaches that fraction of the total.
+TokenId draw(Candidates& cand, std::mt19937& rng) {
+    auto& c = cand.c;
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    if (c.size() == 1) {
+        uniform(rng);
+        return c.front().id;
+    }
+    float max_l = c.front().logit;
+    if (!cand.sorted)
+        for (size_t i = 1; i < c.size(); ++i) max_l = std::max(max_l, c[i].logit);
+    double sum = 0.0;
+    for (auto& x : c) {
+        x.p = std::exp(x.logit - max_l);
+        sum += x.p;
+    }
+    const double target = sum * uniform(rng);
+    double run = 0.0;
+    for (const auto& x : c) {
+        run += x.p;
+        if (run >= target) return x.id;
+    }
+    return c.back().id;
+}
+
+}  // namespace
 
 struct Sampler::State {
     SamplerOptions options;
     std::mt19937 rng;
-    struct Candidate {
-        TokenId id;
-        float logit;
-        float p;
-    };
-    std::vector<Candidate> candidates;
+    Candidates candidates;
+    std::deque<TokenId> window;                    // the last penalty_last_n accepted tokens
+    std::unordered_map<TokenId, int32_t> counts;  // occurrences in `window`
+
+    bool penalties_on() const {
+        const auto& o = options;
+        return o.penalty_last_n > 0 &&
+               !(o.repeat_penalty == 1.0f && o.frequency_penalty == 0.0f && o.presence_penalty == 0.0f);
+    }
+    void apply_penalties() {
+        if (!penalties_on() || counts.empty()) return;
+        const auto& o = options;
+        for (auto& x : candidates.c) {
+            const auto it = counts.find(x.id);
+            if (it == counts.end()) continue;
+            if (x.logit <= 0)
+                x.logit *= o.repeat_penalty;
+            else
+                x.logit /= o.repeat_penalty;
+            x.logit -= static_cast<float>(it->second) * o.frequency_penalty + o.presence_penalty;
+        }
+        candidates.sorted = false;
+    }
 };
 
 Sampler::Sampler(const SamplerOptions& options) : state_(std::make_unique<State>()) {
-    if (!std::isfinite(options.temperature) || !(options.top_p >= 0.0f) || !(options.min_p >= 0.0f) ||
-        !std::isfinite(options.top_p) || !std::isfinite(options.min_p))
-        throw Error(ErrorCode::InvalidArgument, "sampler options: temperature, top_p and min_p must be finite and >= 0");
+    const auto finite_nonneg = [](float v) { return std::isfinite(v) && v >= 0.0f; };
+    if (!std::isfinite(options.temperature) || !finite_nonneg(options.top_p) || !finite_nonneg(options.min_p) ||
+        !finite_nonneg(options.typical_p))
+        throw Error(ErrorCode::InvalidArgument,
+                    "sampler options: temperature, top_p, min_p and typical_p must be finite (and the last three >= 0)");
+    if (!std::isfinite(options.repeat_penalty) || !(options.repeat_penalty > 0.0f) ||
+        !std::isfinite(options.frequency_penalty) || !std::isfinite(options.presence_penalty))
+        throw Error(ErrorCode::InvalidArgument,
+                    "sampler options: repeat_penalty must be finite and > 0, frequency/presence penalties finite");
     state_->options = options;
     state_->rng.seed(options.seed);
 }
@@ -40,70 +207,46 @@ Sampler::~Sampler() = default;
 
 const SamplerOptions& Sampler::options() const noexcept { return state_->options; }
 
-void Sampler::accept(TokenId) {}
+void Sampler::accept(TokenId token) {
+    State& s = *state_;
+    if (!s.penalties_on()) return;
+    s.window.push_back(token);
+    ++s.counts[token];
+    if (s.window.size() > static_cast<size_t>(s.options.penalty_last_n)) {
+        const TokenId old = s.window.front();
+        s.window.pop_front();
+        if (--s.counts[old] == 0) s.counts.erase(old);
+    }
+}
 
-void Sampler::reset() { state_->rng.seed(state_->options.seed); }
+void Sampler::reset() {
+    state_->rng.seed(state_->options.seed);
+    state_->window.clear();
+    state_->counts.clear();
+}
 
 TokenId Sampler::sample(std::span<const float> logits) {
     if (logits.empty()) throw Error(ErrorCode::InvalidArgument, "sampler: no logits");
-    const SamplerOptions& o = state_->options;
+    State& s = *state_;
+    const SamplerOptions& o = s.options;
+    Candidates& cand = s.candidates;
+    cand.c.resize(logits.size());
+    for (size_t i = 0; i < logits.size(); ++i) cand.c[i] = {static_cast<TokenId>(i), logits[i], 0.0f};
+    cand.sorted = false;
+    s.apply_penalties();
     if (o.temperature <= 0.0f) {
         // Greedy: the first maximum (lowest id on ties), as llama.cpp's greedy sampler.
         size_t best = 0;
-        for (size_t i = 1; i < logits.size(); ++i)
-            if (logits[i] > logits[best]) best = i;
-        return static_cast<TokenId>(best);
+        for (size_t i = 1; i < cand.c.size(); ++i)
+            if (cand.c[i].logit > cand.c[best].logit) best = i;
+        return cand.c[best].id;
     }
-    auto& c = state_->candidates;
-    c.resize(logits.size());
-    for (size_t i = 0; i < logits.size(); ++i) c[i] = {static_cast<TokenId>(i), logits[i], 0.0f};
-    auto by_logit = [](const State::Candidate& a, const State::Candidate& b) {
-        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-    };
-    auto softmax = [&] {
-        const float max = c.front().logit;
-        double sum = 0.0;
-        for (auto& x : c) {
-            x.p = std::exp(x.logit - max);
-            sum += x.p;
-        }
-        for (auto& x : c) x.p = static_cast<float>(x.p / sum);
-    };
-    // top-k
-    const size_t k = o.top_k > 0 ? std::min<size_t>(static_cast<size_t>(o.top_k), c.size()) : c.size();
-    std::partial_sort(c.begin(), c.begin() + static_cast<long>(k), c.end(), by_logit);
-    c.resize(k);
-    // top-p: the smallest prefix whose probability mass reaches p
-    if (o.top_p < 1.0f) {
-        softmax();
-        double cum = 0.0;
-        size_t keep = c.size();
-        for (size_t i = 0; i < c.size(); ++i) {
-            cum += c[i].p;
-            if (cum >= o.top_p) {
-                keep = i + 1;
-                break;
-            }
-        }
-        c.resize(keep);
-    }
-    // min-p: drop tokens less likely than min_p times the most likely one
-    if (o.min_p > 0.0f) {
-        const float threshold = c.front().logit + std::log(o.min_p);
-        size_t keep = 1;
-        while (keep < c.size() && c[keep].logit >= threshold) ++keep;
-        c.resize(keep);
-    }
-    for (auto& x : c) x.logit /= o.temperature;
-    softmax();
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const double u = uniform(state_->rng);
-    double cum = 0.0;
-    for (const auto& x : c) {
-        cum += x.p;
-        if (u < cum) return x.id;
-    }
-    return c.back().id;
+    top_k(cand, o.top_k);
+    typical(cand, o.typical_p);
+    top_p(cand, o.top_p);
+    min_p(cand, o.min_p);
+    for (auto& x : cand.c) x.logit /= o.temperature;
+    return draw(cand, s.rng);
 }
 
 }  // namespace genie

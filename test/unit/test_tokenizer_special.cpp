@@ -99,7 +99,7 @@ TEST_CASE("tokenizer: BOS/EOS follow the vocabulary flags or the explicit option
     CHECK(l3.tokenize("Hello", special) == ids({128000, 9906}));
 }
 
-TEST_CASE("tokenizer: control tokens are parsed only with parse_special; user-defined always", "[tokenizer][special]") {
+TEST_CASE("tokenizer: control tokens are parsed only with parse_special, user-defined ones always", "[tokenizer][special]") {
     const Tokenizer& qwen = tokenizer_for("qwen2");
     const std::string text = "<|im_start|>user\nHi<|im_end|>";
     TokenizeOptions parse;
