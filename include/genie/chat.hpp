@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace genie {
 
@@ -112,5 +113,20 @@ private:
 /// llama.cpp) uses for a model whose GGUF has no `tokenizer.chat_template`. A message whose
 /// content is not a string contributes an empty content. The returned view is static.
 GENIE_API std::string_view chatml_template_source() noexcept;
+
+/// A tool call the model asked for.
+struct ToolCall {
+    std::string name;            ///< the tool (function) name
+    std::string arguments_json;  ///< its arguments as JSON text ("{}" when none were given)
+    std::string id;              ///< the call id when the output gave one, else ""
+};
+
+/// Finds the tool calls in model output, in the forms assistants see: Qwen's / Hermes'
+/// `<tool_call>{"name": ..., "arguments": ...}</tool_call>` blocks (any number), an
+/// OpenAI-style object with `"tool_calls": [{"function": {"name", "arguments"}}]`, a fenced
+/// ```json block, or a bare JSON object `{"tool"|"name"|"function": ..., "arguments"|
+/// "parameters": ...}`. Returns an empty vector when there is none (text that is not a
+/// tool call is never an error). Thread-safe.
+GENIE_API std::vector<ToolCall> extract_tool_calls(std::string_view text);
 
 }  // namespace genie

@@ -1,6 +1,7 @@
 // libgenie: one conversation with a model — the KV cache and the generate loop.
 #pragma once
 
+#include <genie/chat.hpp>
 #include <genie/export.h>
 #include <genie/model.hpp>
 #include <genie/sampler.hpp>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,14 +40,29 @@ struct GenerateOptions {
     bool add_special = true;
     /// For a text prompt: recognise control tokens written as text ("<|im_start|>").
     bool parse_special = true;
+    /// Stop strings: generation ends when the output contains one. Text that may be the
+    /// start of a stop string is held back until it is known not to be; the stop string
+    /// itself is never emitted (finish reason Stop).
+    std::vector<std::string> stop;
+    /// Split a leading Qwen3-style "<think>...</think>" block off as reasoning: its pieces
+    /// are tagged PieceKind::Reasoning (tags removed) and collected in GenerateResult::reasoning.
+    bool split_reasoning = false;
 };
 
-/// One generated token and the text it completed. `text` is always complete UTF-8 (a
-/// character split across tokens arrives with the token that completes it), never
-/// special-token text.
+/// What a piece of output is.
+enum class PieceKind {
+    Content,    ///< the answer (speak it)
+    Reasoning,  ///< thinking inside <think>...</think> (a voice assistant drops it)
+};
+
+/// One piece of streamed output. `text` is always complete UTF-8 (a character split
+/// across tokens arrives with the token that completes it) and never special-token
+/// text. `token` is the token that completed the text (kNoToken for text released at
+/// the end, e.g. held back for a possible stop string).
 struct Piece {
     TokenId token = kNoToken;
     std::string text;
+    PieceKind kind = PieceKind::Content;
 };
 
 enum class FinishReason {
@@ -65,7 +82,8 @@ struct Timings {
 };
 
 struct GenerateResult {
-    std::string text;                ///< the generated text (complete UTF-8)
+    std::string text;                ///< the generated content text (complete UTF-8; stop string removed)
+    std::string reasoning;           ///< the reasoning text (split_reasoning), trimmed
     std::vector<TokenId> tokens;     ///< the generated tokens (an EOG token that stopped it excluded)
     FinishReason finish_reason = FinishReason::Stop;
     int32_t prompt_tokens = 0;       ///< tokens in the prompt
@@ -76,6 +94,21 @@ struct GenerateResult {
 
 /// Called with each new piece; return false to stop (finish reason Stop).
 using PieceCallback = std::function<bool(const Piece&)>;
+
+/// Options of Session::chat.
+struct ChatOptions {
+    GenerateOptions generate;              ///< max tokens, stop strings ... (split_reasoning is forced on)
+    std::optional<bool> enable_thinking;   ///< Qwen3's switch; unset = the template's default
+    std::string tools_json;                ///< JSON array of tool definitions (OpenAI shape), or ""
+    std::string extra_variables_json;      ///< JSON object of extra template variables, or ""
+};
+
+/// Result of Session::chat: the generation plus what was parsed out of it.
+struct ChatResult {
+    GenerateResult generation;       ///< text = the answer without reasoning; reasoning separate
+    std::vector<ToolCall> tool_calls;  ///< tool calls found in the answer (extract_tool_calls)
+    std::string prompt;              ///< the rendered prompt (for logs and tests)
+};
 
 /// One conversation: owns a KV cache and generates text. The cache persists between
 /// generate calls: a prompt that starts with what the cache holds (previous prompt +
@@ -96,6 +129,14 @@ public:
     /// Same with prompt tokens (add_special / parse_special are ignored).
     GenerateResult generate(std::span<const TokenId> prompt, Sampler& sampler, const GenerateOptions& options = {},
                             const PieceCallback& on_piece = {});
+
+    /// Renders `messages` with the model's chat template (ChatML when the GGUF has none),
+    /// generates the assistant's answer and parses it: reasoning split off, tool calls
+    /// extracted. Prefix reuse applies: a follow-up turn that repeats the conversation
+    /// evaluates only its new tokens. Throws like generate, and Format/InvalidArgument
+    /// for a template that fails to render.
+    ChatResult chat(std::span<const ChatMessage> messages, Sampler& sampler, const ChatOptions& options = {},
+                    const PieceCallback& on_piece = {});
 
     /// Evaluates `tokens` after what the cache holds (prefix reuse applies to the cache
     /// contents: pass the whole sequence) and returns the logits of the last token.

@@ -2,6 +2,7 @@
 #include "backend/backend.hpp"
 #include "model/forward.hpp"
 #include "model/model_impl.hpp"
+#include "runtime/output_filter.hpp"
 
 #include <genie/error.hpp>
 #include <genie/session.hpp>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 
 namespace genie {
@@ -67,7 +69,7 @@ struct Session::Impl {
     }
 
     GenerateResult generate(std::span<const TokenId> prompt, Sampler& sampler, const GenerateOptions& opt,
-                            const PieceCallback& on_piece, Clock::time_point start) {
+                            const PieceCallback& on_piece, Clock::time_point start, bool start_in_reasoning = false) {
         if (opt.max_tokens < 0) throw Error(ErrorCode::InvalidArgument, "max_tokens must be >= 0");
         cancel_requested.store(false);
         GenerateResult result;
@@ -81,8 +83,21 @@ struct Session::Impl {
         const int32_t evaluated = result.prompt_tokens - result.reused_prompt_tokens;
         if (result.timings.prompt_eval_ms > 0)
             result.timings.prompt_tokens_per_s = evaluated / (result.timings.prompt_eval_ms / 1000.0);
+        // Like llama.cpp's CLI and server, the prompt enters the sampler's penalty window.
+        for (TokenId t : prompt) sampler.accept(t);
 
         StreamingDetokenizer detok(tok);
+        runtime::OutputFilter filter(opt.stop, opt.split_reasoning, start_in_reasoning);
+        bool keep_going = true;
+        // Hands filtered text to the caller; false when generation must end (stop string
+        // matched or the callback said stop).
+        auto deliver = [&](TokenId token, std::vector<runtime::Segment> segments) {
+            for (auto& seg : segments) {
+                (seg.kind == PieceKind::Reasoning ? result.reasoning : result.text) += seg.text;
+                if (on_piece && keep_going && !on_piece(Piece{token, std::move(seg.text), seg.kind})) keep_going = false;
+            }
+            return keep_going && !filter.stopped();
+        };
         Clock::time_point t_first{};
         result.finish_reason = FinishReason::Length;
         for (int32_t i = 0; i < opt.max_tokens; ++i) {
@@ -101,9 +116,7 @@ struct Session::Impl {
                 break;
             }
             result.tokens.push_back(next);
-            Piece piece{next, detok.push(next)};
-            result.text += piece.text;
-            if (on_piece && !on_piece(piece)) {
+            if (!deliver(next, filter.push(detok.push(next)))) {
                 result.finish_reason = FinishReason::Stop;
                 break;
             }
@@ -117,11 +130,14 @@ struct Session::Impl {
             forward->run(one, static_cast<int32_t>(cached.size()), logits.data());
             cached.push_back(next);
         }
-        const std::string tail = detok.flush();
-        if (!tail.empty()) {
-            result.text += tail;
-            if (on_piece) on_piece(Piece{kNoToken, tail});
+        if (!filter.stopped()) {
+            auto segments = filter.push(detok.flush());
+            for (auto& seg : filter.finish()) segments.push_back(std::move(seg));
+            deliver(kNoToken, std::move(segments));
         }
+        // Trailing whitespace of the reasoning block (before </think>) is not part of it.
+        while (!result.reasoning.empty() && std::isspace(static_cast<unsigned char>(result.reasoning.back())))
+            result.reasoning.pop_back();
         result.completion_tokens = static_cast<int32_t>(result.tokens.size());
         if (result.completion_tokens > 0) {
             result.timings.decode_ms = ms_since(t_first);
@@ -129,6 +145,16 @@ struct Session::Impl {
                 result.timings.decode_tokens_per_s = (result.completion_tokens - 1) / (result.timings.decode_ms / 1000.0);
         }
         return result;
+    }
+
+    /// Tokenizes a prompt text as llama.cpp's tools do.
+    std::vector<TokenId> tokenize_prompt(std::string_view prompt, bool add_special, bool parse_special) const {
+        TokenizeOptions to;
+        to.add_special = add_special;
+        to.parse_special = parse_special;
+        std::vector<TokenId> tokens = model.tokenizer().tokenize(prompt, to);
+        if (tokens.empty()) throw Error(ErrorCode::InvalidArgument, "the prompt is empty (no tokens)");
+        return tokens;
     }
 };
 
@@ -140,17 +166,44 @@ Session::~Session() = default;
 GenerateResult Session::generate(std::string_view prompt, Sampler& sampler, const GenerateOptions& options,
                                  const PieceCallback& on_piece) {
     const auto start = Clock::now();
-    TokenizeOptions to;
-    to.add_special = options.add_special;
-    to.parse_special = options.parse_special;
-    const std::vector<TokenId> tokens = impl_->model.tokenizer().tokenize(prompt, to);
-    if (tokens.empty()) throw Error(ErrorCode::InvalidArgument, "the prompt is empty (no tokens)");
+    const std::vector<TokenId> tokens = impl_->tokenize_prompt(prompt, options.add_special, options.parse_special);
     return impl_->generate(tokens, sampler, options, on_piece, start);
 }
 
 GenerateResult Session::generate(std::span<const TokenId> prompt, Sampler& sampler, const GenerateOptions& options,
                                  const PieceCallback& on_piece) {
     return impl_->generate(prompt, sampler, options, on_piece, Clock::now());
+}
+
+ChatResult Session::chat(std::span<const ChatMessage> messages, Sampler& sampler, const ChatOptions& options,
+                         const PieceCallback& on_piece) {
+    const auto start = Clock::now();
+    const Model::Impl& m = impl_->model.impl();
+    const Tokenizer& tok = impl_->model.tokenizer();
+    const std::string source = m.reader.get_or<std::string>("tokenizer.chat_template", "");
+    const ChatTemplate chat_template = source.empty() ? ChatTemplate::chatml() : ChatTemplate(source);
+    ChatTemplateOptions to;
+    to.add_generation_prompt = true;
+    to.enable_thinking = options.enable_thinking;
+    to.tools_json = options.tools_json;
+    to.extra_variables_json = options.extra_variables_json;
+    if (tok.bos() != kNoToken) to.bos_token = std::string(tok.token_text(tok.bos()));
+    if (tok.eos() != kNoToken) to.eos_token = std::string(tok.token_text(tok.eos()));
+    ChatResult result;
+    result.prompt = chat_template.render(messages, to);
+    // BOS as the vocabulary asks, unless the template already wrote it (llama.cpp's rule).
+    const bool has_bos_text = to.bos_token && !to.bos_token->empty() && result.prompt.rfind(*to.bos_token, 0) == 0;
+    const std::vector<TokenId> tokens =
+        impl_->tokenize_prompt(result.prompt, options.generate.add_special && !has_bos_text, true);
+    // A template that opens the think block itself (DeepSeek-R1, QwQ) starts in reasoning.
+    std::string_view tail(result.prompt);
+    while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.remove_suffix(1);
+    const bool opened = tail.size() >= 7 && tail.substr(tail.size() - 7) == "<think>";
+    GenerateOptions go = options.generate;
+    go.split_reasoning = true;
+    result.generation = impl_->generate(tokens, sampler, go, on_piece, start, opened);
+    result.tool_calls = extract_tool_calls(result.generation.text);
+    return result;
 }
 
 std::span<const float> Session::evaluate(std::span<const TokenId> tokens) {

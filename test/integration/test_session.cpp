@@ -237,3 +237,50 @@ TEST_CASE("model: info of stories260K", "[model]") {
     go.max_tokens = 2;
     CHECK(s->generate("Once", greedy, go).completion_tokens == 2);
 }
+
+TEST_CASE("session: chat renders the model's template, reuses the prefix and splits reasoning", "[session][chat]") {
+    const auto path = test::fixture_dir() / "qwen3-tiny-q4_k_m.gguf";
+    if (!std::filesystem::exists(path)) FAIL("fixture missing: " << path);
+    const Model model = Model::load(path);
+    SessionOptions so;
+    so.context_length = 512;
+    so.threads = 2;
+    Session session(model, so);
+    Sampler greedy;
+    std::vector<ChatMessage> messages{{.role = "system", .content = "You are a helpful assistant."},
+                                      {.role = "user", .content = "Turn on the kitchen light"}};
+    ChatOptions co;
+    co.generate.max_tokens = 8;
+    co.enable_thinking = false;
+    std::vector<Piece> pieces;
+    const ChatResult first = session.chat(messages, greedy, co, [&](const Piece& p) {
+        pieces.push_back(p);
+        return true;
+    });
+    // The prompt is Qwen3's own template output (enable_thinking=false adds an empty think block).
+    CHECK(first.prompt ==
+          "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nTurn on the kitchen "
+          "light<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+    CHECK(first.generation.completion_tokens == 8);
+    CHECK(first.generation.reused_prompt_tokens == 0);
+    for (const auto& p : pieces) CHECK(p.kind == PieceKind::Content);
+
+    // Follow-up turn: the earlier conversation is reused from the cache.
+    messages.push_back({.role = "assistant", .content = first.generation.text});
+    messages.push_back({.role = "user", .content = "And the hallway?"});
+    const ChatResult second = session.chat(messages, greedy, co);
+    CHECK(second.generation.reused_prompt_tokens > 20);
+    CHECK(second.generation.reused_prompt_tokens < second.generation.prompt_tokens);
+
+    // A stop string ends the answer without being emitted.
+    session.reset();
+    co.generate.max_tokens = 16;
+    const ChatResult full = session.chat(messages, greedy, co);
+    if (full.generation.text.size() > 3) {
+        const std::string stop = full.generation.text.substr(2, 2);
+        co.generate.stop = {stop};
+        const ChatResult stopped = session.chat(messages, greedy, co);
+        CHECK(stopped.generation.finish_reason == FinishReason::Stop);
+        CHECK(stopped.generation.text == full.generation.text.substr(0, full.generation.text.find(stop)));
+    }
+}
