@@ -11,6 +11,7 @@ using Args = std::span<const std::string_view>;  // arguments after the subcomma
 
 int cmd_info(Args args);
 int cmd_run(Args args);
+int cmd_chat(Args args);
 int cmd_tokenize(Args args);
 int cmd_detokenize(Args args);
 int cmd_convert_tokenizer(Args args);

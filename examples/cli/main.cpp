@@ -22,6 +22,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"info", genie::cli::cmd_info, "info MODEL.gguf [--all-metadata] [--system]: model summary and tensor table"},
     {"run", genie::cli::cmd_run, "run -m MODEL.gguf -p PROMPT [-n N] [--temp T] [--threads T] [--ids]: generate text"},
+    {"chat", genie::cli::cmd_chat, "chat -m MODEL.gguf [-s SYSTEM] [--no-think] [--hide-reasoning]: interactive chat"},
     {"tokenize", genie::cli::cmd_tokenize, "tokenize -m MODEL.gguf (-p TEXT | --file PATH): token ids on one line"},
     {"detokenize", genie::cli::cmd_detokenize, "detokenize -m MODEL.gguf IDS...: the text of token ids"},
     {"convert-tokenizer", genie::cli::cmd_convert_tokenizer,

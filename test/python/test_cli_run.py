@@ -45,3 +45,18 @@ def test_run_errors(genie_cli, testdata, tmp_path):
     assert r.returncode == 2 and "usage" in r.stderr
     r = run(genie_cli, "run", "-m", model, "-p", "x", "-n", "abc")
     assert r.returncode == 1 and "-n expects an integer" in r.stderr
+
+
+def test_chat_pipes_turns(genie_cli, testdata):
+    """genie-cli chat reads one user turn per stdin line; stdout holds only the answers."""
+    model = testdata / "models" / "stories260K.gguf"  # no chat template: the ChatML fallback
+    r = subprocess.run([str(genie_cli), "chat", "-m", str(model), "-n", "6", "--temp", "0", "--verbose"],
+                       input="Hello\nOnce upon a time\n/reset\nHello\n", capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    answers = r.stdout.split("\n")[:-1]
+    assert len(answers) >= 3
+    assert r.stderr.count("tokens at") == 3
+    assert "(conversation cleared)" in r.stderr
+    # The first and the post-/reset turn see the same conversation, so greedy answers match.
+    first, last = r.stdout.split("\n", 1)[0], answers[-1]
+    assert first == last
