@@ -58,6 +58,8 @@ public:
     const Tokenizer& tokenizer() const noexcept;
     /// Milliseconds Model::load took.
     double load_time_ms() const noexcept;
+    /// The GGUF's chat template (`tokenizer.chat_template`, Jinja), or "" when it has none.
+    const std::string& chat_template() const noexcept;
 
     struct Impl;
     /// Internal: the implementation (used by libgenie's own layers).

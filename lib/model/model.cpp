@@ -21,7 +21,9 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
         throw Error(ErrorCode::Format, fmt::format("'{}': the vocabulary has {} tokens but token_embd.weight has {} rows",
                                                    path.string(), tokenizer.vocab_size(), hp.n_vocab));
 
-    auto impl = std::make_shared<Impl>(Impl{std::move(reader), hp, std::move(weights), std::move(tokenizer), {}, options, 0});
+    auto impl = std::make_shared<Impl>(std::move(reader), hp, std::move(weights), std::move(tokenizer));
+    impl->options = options;
+    impl->chat_template_source = impl->reader.get_or<std::string>("tokenizer.chat_template", "");
     ModelInfo& info = impl->info;
     info.architecture = hp.architecture;
     info.name = impl->reader.get_or<std::string>("general.name", "");
@@ -45,5 +47,6 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
 const ModelInfo& Model::info() const noexcept { return impl_->info; }
 const Tokenizer& Model::tokenizer() const noexcept { return impl_->tokenizer; }
 double Model::load_time_ms() const noexcept { return impl_->load_ms; }
+const std::string& Model::chat_template() const noexcept { return impl_->chat_template_source; }
 
 }  // namespace genie

@@ -180,8 +180,7 @@ ChatResult Session::chat(std::span<const ChatMessage> messages, Sampler& sampler
     const auto start = Clock::now();
     const Model::Impl& m = impl_->model.impl();
     const Tokenizer& tok = impl_->model.tokenizer();
-    const std::string source = m.reader.get_or<std::string>("tokenizer.chat_template", "");
-    const ChatTemplate chat_template = source.empty() ? ChatTemplate::chatml() : ChatTemplate(source);
+    const ChatTemplate& chat_template = m.chat_template();
     ChatTemplateOptions to;
     to.add_generation_prompt = true;
     to.enable_thinking = options.enable_thinking;
