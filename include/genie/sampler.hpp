@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
+#include <vector>
 
 namespace genie {
 
@@ -37,6 +39,25 @@ struct SamplerOptions {
     float repeat_penalty = 1.0f;     ///< 1: off
     float frequency_penalty = 0.0f;  ///< 0: off
     float presence_penalty = 0.0f;   ///< 0: off
+    /// Added to the logits of these tokens before every other stage (llama.cpp's
+    /// logit_bias, first in its chain); -INFINITY bans a token.
+    std::vector<std::pair<TokenId, float>> logit_bias;
+};
+
+/// A user-defined stage of the sampler chain (llama.cpp's sampler vtable, reduced to what
+/// a caller needs): it sees the logits after logit_bias and before the built-in stages,
+/// may change them (e.g. set -INFINITY to forbid a token), and is told which token was
+/// accepted. Stages run in the order they were added. A stage is shared between copies
+/// of a Sampler; make it stateless or reset it in reset().
+class GENIE_API SamplerStage {
+public:
+    virtual ~SamplerStage() = default;
+    /// Changes `logits` (one float per vocabulary entry) in place.
+    virtual void apply(std::span<float> logits) = 0;
+    /// Called for every token passed to Sampler::accept.
+    virtual void accept(TokenId /*token*/) {}
+    /// Called by Sampler::reset.
+    virtual void reset() {}
 };
 
 /// Picks tokens from logits. Deterministic for given options and inputs. One Sampler
@@ -58,8 +79,10 @@ public:
     /// common_sampler does.
     void accept(TokenId token);
     /// Restores the initial state: the RNG restarts from the seed and the penalty window
-    /// is emptied.
+    /// is emptied; every added stage's reset() is called.
     void reset();
+    /// Appends a user stage (see SamplerStage). Throws InvalidArgument for a null stage.
+    void add_stage(std::shared_ptr<SamplerStage> stage);
 
 private:
     struct State;

@@ -161,6 +161,8 @@ struct Sampler::State {
     Candidates candidates;
     std::deque<TokenId> window;                    // the last penalty_last_n accepted tokens
     std::unordered_map<TokenId, int32_t> counts;  // occurrences in `window`
+    std::vector<std::shared_ptr<SamplerStage>> stages;
+    std::vector<float> scratch;  // logits after logit_bias and the user stages
 
     bool penalties_on() const {
         const auto& o = options;
@@ -207,8 +209,14 @@ Sampler::~Sampler() = default;
 
 const SamplerOptions& Sampler::options() const noexcept { return state_->options; }
 
+void Sampler::add_stage(std::shared_ptr<SamplerStage> stage) {
+    if (!stage) throw Error(ErrorCode::InvalidArgument, "sampler: add_stage needs a stage");
+    state_->stages.push_back(std::move(stage));
+}
+
 void Sampler::accept(TokenId token) {
     State& s = *state_;
+    for (auto& stage : s.stages) stage->accept(token);
     if (!s.penalties_on()) return;
     s.window.push_back(token);
     ++s.counts[token];
@@ -220,6 +228,7 @@ void Sampler::accept(TokenId token) {
 }
 
 void Sampler::reset() {
+    for (auto& stage : state_->stages) stage->reset();
     state_->rng.seed(state_->options.seed);
     state_->window.clear();
     state_->counts.clear();
@@ -230,6 +239,13 @@ TokenId Sampler::sample(std::span<const float> logits) {
     State& s = *state_;
     const SamplerOptions& o = s.options;
     Candidates& cand = s.candidates;
+    if (!o.logit_bias.empty() || !s.stages.empty()) {
+        s.scratch.assign(logits.begin(), logits.end());
+        for (const auto& [id, bias] : o.logit_bias)
+            if (id >= 0 && static_cast<size_t>(id) < s.scratch.size()) s.scratch[static_cast<size_t>(id)] += bias;
+        for (auto& stage : s.stages) stage->apply(s.scratch);
+        logits = s.scratch;
+    }
     cand.c.resize(logits.size());
     for (size_t i = 0; i < logits.size(); ++i) cand.c[i] = {static_cast<TokenId>(i), logits[i], 0.0f};
     cand.sorted = false;

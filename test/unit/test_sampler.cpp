@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -157,4 +158,29 @@ TEST_CASE("sampler: invalid options throw", "[sampler]") {
     CHECK_THROWS_AS(genie::Sampler(o), genie::Error);
     genie::Sampler s;
     CHECK_THROWS_AS(s.sample(std::vector<float>{}), genie::Error);
+}
+
+TEST_CASE("sampler: logit bias and user stages run before the built-in chain", "[sampler]") {
+    std::vector<float> logits{1.0f, 3.0f, 2.0f, 0.5f};
+    genie::SamplerOptions o;  // greedy
+    o.logit_bias = {{1, -10.0f}, {3, 1.0f}, {99, 5.0f}};  // out-of-range ids are ignored
+    genie::Sampler biased(o);
+    CHECK(biased.sample(logits) == 2);
+
+    struct Ban final : genie::SamplerStage {
+        genie::TokenId banned;
+        int accepted = 0, resets = 0;
+        explicit Ban(genie::TokenId t) : banned(t) {}
+        void apply(std::span<float> l) override { l[static_cast<size_t>(banned)] = -INFINITY; }
+        void accept(genie::TokenId) override { ++accepted; }
+        void reset() override { ++resets; }
+    };
+    auto ban = std::make_shared<Ban>(2);
+    biased.add_stage(ban);
+    CHECK(biased.sample(logits) == 3);  // 2 banned; 3 (0.5 + 1) beats 0 (1.0)
+    biased.accept(0);
+    biased.reset();
+    CHECK(ban->accepted == 1);
+    CHECK(ban->resets == 1);
+    CHECK_THROWS_AS(biased.add_stage(nullptr), genie::Error);
 }
