@@ -1,11 +1,66 @@
-// Registration functions of the `genie` Python module, one per source file.
+// Registration functions of the `genie` Python module, one per source file, and the
+// wrapper types shared between them.
 #pragma once
+
+#include <genie/error.hpp>
+#include <genie/sampler.hpp>
+#include <genie/session.hpp>
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <string>
+
 namespace genie::python {
 
+/// genie.Error and its subclasses, and the genie::Error -> Python translator (errors.cpp).
+void register_errors(pybind11::module_& m);
 /// quantize / dequantize / can_quantize / can_dequantize (quant.cpp).
 void register_quant(pybind11::module_& m);
+/// genie.Model (model.cpp).
+void register_model(pybind11::module_& m);
+/// genie.Sampler (sampler.cpp).
+void register_sampler(pybind11::module_& m);
+/// genie.Session, genie.GenerateResult, genie.Timings, genie.Piece, genie.Stream (session.cpp).
+void register_session(pybind11::module_& m);
+
+/// Raises the genie.Error subclass of `code` (used by the bindings for their own checks).
+[[noreturn]] void raise_error(ErrorCode code, const std::string& message);
+
+/// Marks an object in use for one call; a second concurrent call raises genie.BusyError.
+/// (The GIL is released during generation, so two Python threads could otherwise run
+/// generate on one Session at once.)
+class BusyFlag {
+public:
+    void acquire(const char* what) {
+        bool expected = false;
+        if (!busy_.compare_exchange_strong(expected, true))
+            raise_error(ErrorCode::Busy, std::string(what) + " is in use by another call (another thread or an "
+                                                             "unfinished stream)");
+    }
+    void release() noexcept { busy_.store(false); }
+
+private:
+    std::atomic<bool> busy_{false};
+};
+
+/// Holds a BusyFlag for a scope.
+class BusyScope {
+public:
+    BusyScope(BusyFlag& flag, const char* what) : flag_(flag) { flag_.acquire(what); }
+    ~BusyScope() { flag_.release(); }
+    BusyScope(const BusyScope&) = delete;
+    BusyScope& operator=(const BusyScope&) = delete;
+
+private:
+    BusyFlag& flag_;
+};
+
+/// genie.Sampler: a genie::Sampler plus its in-use flag.
+struct PySampler {
+    explicit PySampler(const SamplerOptions& options) : sampler(options) {}
+    Sampler sampler;
+    BusyFlag busy;
+};
 
 }  // namespace genie::python

@@ -1,10 +1,31 @@
-/* libgenie C ABI (C99). Opaque handles, genie_<object>_<verb> names, integer status
- * codes (0 = OK, negative = error) and a thread-local genie_last_error(). No
- * exception, abort or exit ever crosses this boundary. */
+/* libgenie C ABI (C99). Opaque handles, genie_<object>_<verb> names, out-parameters
+ * first, integer status codes (0 = OK, negative = error) and a thread-local
+ * genie_last_error(). No exception, abort or exit ever crosses this boundary.
+ *
+ * Conventions that hold for every function below unless its comment says otherwise:
+ *  - A function returning genie_status returns GENIE_OK (0) on success and a negative
+ *    code on failure; on failure genie_last_error() holds a message and every
+ *    out-parameter is left at a safe "empty" value (NULL, 0), never garbage.
+ *  - A NULL handle or NULL required pointer gives GENIE_INVALID_ARGUMENT.
+ *  - Strings are UTF-8 given as pointer + length in bytes; a NULL pointer with length 0
+ *    is the empty string. Returned strings are NUL-terminated as well.
+ *  - Options are versioned structs: set them with GENIE_X_OPTIONS_INIT or
+ *    genie_x_options_init(&opts, GENIE_X_OPTIONS_VERSION) before changing fields; a NULL
+ *    options pointer means "all defaults". A struct whose `version` is 0 or newer than
+ *    this library knows is rejected with GENIE_INVALID_ARGUMENT.
+ *  - Ownership is written next to each function: "caller frees with X" means the caller
+ *    owns the result; "borrowed" means the library owns it and says until when it lives.
+ *  - Thread-safety: a genie_model may be used from any number of threads at once. A
+ *    genie_session and a genie_sampler are used by one call at a time (a second
+ *    concurrent call gets GENIE_BUSY), except genie_session_cancel (any thread).
+ */
 #ifndef GENIE_GENIE_H
 #define GENIE_GENIE_H
 
 #include "genie/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,18 +51,353 @@ typedef enum genie_status {
     GENIE_IO = -12
 } genie_status;
 
+/* A token id: 0 <= id < n_vocab. */
+typedef int32_t genie_token;
+
+/* "No token" (e.g. the piece that flushes held-back bytes at the end of a generation). */
+#define GENIE_NO_TOKEN (-1)
+
+/* Opaque handles. */
+typedef struct genie_model genie_model;     /* a loaded GGUF model (immutable, thread-safe) */
+typedef struct genie_session genie_session; /* one conversation: KV cache + generate loop */
+typedef struct genie_sampler genie_sampler; /* picks the next token from logits */
+
+/* ---- library ------------------------------------------------------------------------ */
+
 /* The library's ABI version (GENIE_ABI_VERSION it was built with). Thread-safe. */
 GENIE_API int genie_abi_version(void);
 
 /* The library version, e.g. "0.1.0". Static storage; never NULL; do not free. */
 GENIE_API const char *genie_version(void);
 
-/* Stable upper-case name of a status, e.g. "FORMAT". Static storage; never NULL. */
+/* Stable upper-case name of a status, e.g. "FORMAT"; "UNKNOWN" for a value that is not
+ * a genie_status. Static storage; never NULL; do not free. */
 GENIE_API const char *genie_status_name(genie_status status);
 
-/* The message of the last error on the calling thread ("" if none). Valid until the
- * next libgenie call on this thread; never NULL; do not free. */
+/* The message of the last failed libgenie call on the calling thread ("" if none yet).
+ * Successful calls leave it unchanged. Borrowed: valid until the next failing libgenie
+ * call on this thread; never NULL; do not free. */
 GENIE_API const char *genie_last_error(void);
+
+/* Empties the calling thread's last-error message. */
+GENIE_API void genie_error_clear(void);
+
+/* Severity of a log message. */
+typedef enum genie_log_level {
+    GENIE_LOG_ERROR = 0,
+    GENIE_LOG_WARN = 1,
+    GENIE_LOG_INFO = 2,
+    GENIE_LOG_DEBUG = 3
+} genie_log_level;
+
+/* Receives log messages. `message` is borrowed for the duration of the call (one line,
+ * no trailing newline). May be called from any thread that runs a libgenie function. */
+typedef void (*genie_log_callback)(void *user, genie_log_level level, const char *message);
+
+/* Installs (or, with NULL, removes) the process-wide log callback. By default nothing is
+ * logged. Messages: every failed call (ERROR, the same text as genie_last_error()) and
+ * model loads / session creation (INFO). Thread-safe. Always returns GENIE_OK. */
+GENIE_API genie_status genie_log_set(genie_log_callback callback, void *user);
+
+/* Frees a string returned by libgenie ("caller frees with genie_string_free"). NULL is a
+ * no-op. */
+GENIE_API void genie_string_free(char *text);
+
+/* Frees a token array returned by libgenie ("caller frees with genie_tokens_free"). NULL
+ * is a no-op. */
+GENIE_API void genie_tokens_free(genie_token *tokens);
+
+/* ---- model -------------------------------------------------------------------------- */
+
+/* Compute backend. */
+typedef enum genie_backend {
+    GENIE_BACKEND_AUTO = 0, /* CUDA when a device is present and the build has it, else CPU */
+    GENIE_BACKEND_CPU = 1,  /* always available */
+    GENIE_BACKEND_CUDA = 2  /* GENIE_UNSUPPORTED / GENIE_DEVICE when unavailable */
+} genie_backend;
+
+#define GENIE_MODEL_OPTIONS_VERSION 1
+/* Options of genie_model_load. */
+typedef struct genie_model_options {
+    unsigned int version;  /* GENIE_MODEL_OPTIONS_VERSION */
+    genie_backend backend; /* compute backend; default GENIE_BACKEND_AUTO */
+} genie_model_options;
+#define GENIE_MODEL_OPTIONS_INIT { GENIE_MODEL_OPTIONS_VERSION, GENIE_BACKEND_AUTO }
+
+/* Sets *opts to the defaults of `version` (GENIE_MODEL_OPTIONS_VERSION). Equal to
+ * GENIE_MODEL_OPTIONS_INIT. GENIE_INVALID_ARGUMENT for NULL or an unknown version. */
+GENIE_API genie_status genie_model_options_init(genie_model_options *opts, unsigned int version);
+
+/* Loads and validates the GGUF file at `path` (NUL-terminated, UTF-8). `opts` may be NULL.
+ * *out receives the model; caller frees with genie_model_free. Errors: NOT_FOUND (file),
+ * FORMAT (corrupt GGUF, missing/misshapen tensor), UNSUPPORTED (architecture, quant type).
+ * Sessions keep the model alive: genie_model_free may be called while they exist. */
+GENIE_API genie_status genie_model_load(genie_model **out, const char *path, const genie_model_options *opts);
+
+/* Releases the caller's reference to a model. NULL is a no-op. */
+GENIE_API void genie_model_free(genie_model *model);
+
+#define GENIE_MODEL_INFO_VERSION 1
+/* Facts about a loaded model, read from its GGUF metadata. */
+typedef struct genie_model_info {
+    unsigned int version;         /* set by the caller: GENIE_MODEL_INFO_VERSION */
+    const char *architecture;     /* "llama", "qwen2", "qwen3"; borrowed, lives as long as the model */
+    const char *name;             /* general.name or ""; borrowed, lives as long as the model */
+    uint64_t parameter_count;
+    uint64_t file_size;           /* bytes */
+    uint64_t weight_bytes;        /* bytes of tensor data */
+    int32_t n_vocab;
+    int32_t n_ctx_train;          /* context length the model was trained with */
+    int32_t n_embd;
+    int32_t n_layer;
+    int32_t n_head;
+    int32_t n_head_kv;
+    int32_t head_dim;
+    int32_t n_ff;
+    genie_token bos;              /* GENIE_NO_TOKEN when the vocabulary has none */
+    genie_token eos;              /* GENIE_NO_TOKEN when the vocabulary has none */
+    double load_time_ms;          /* how long genie_model_load took */
+} genie_model_info;
+#define GENIE_MODEL_INFO_INIT { GENIE_MODEL_INFO_VERSION, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0.0 }
+
+/* Fills *out (whose `version` the caller set, e.g. with GENIE_MODEL_INFO_INIT). */
+GENIE_API genie_status genie_model_get_info(genie_model_info *out, const genie_model *model);
+
+/* *out = non-zero when `token` ends a generation (EOS, EOT, <|im_end|> ...), 0 otherwise
+ * (also for ids out of range). */
+GENIE_API genie_status genie_model_token_is_eog(int *out, const genie_model *model, genie_token token);
+
+/* *out = the GGUF's `tokenizer.chat_template` (NUL-terminated), or "" when it has none.
+ * Borrowed: lives as long as the model. */
+GENIE_API genie_status genie_model_chat_template(const char **out, const genie_model *model);
+
+/* Flags of genie_model_tokenize (bitwise or). */
+#define GENIE_TOKENIZE_ADD_SPECIAL 1u   /* add BOS/EOS as the vocabulary asks */
+#define GENIE_TOKENIZE_PARSE_SPECIAL 2u /* recognise control tokens written as text ("<|im_start|>") */
+
+/* Tokenizes `text_len` bytes of `text` (any bytes; invalid UTF-8 is handled as llama.cpp
+ * does). *out_tokens receives an array of *out_count ids (NULL when the count is 0);
+ * caller frees with genie_tokens_free. */
+GENIE_API genie_status genie_model_tokenize(genie_token **out_tokens, size_t *out_count, const genie_model *model,
+                                            const char *text, size_t text_len, unsigned int flags);
+
+/* Flags of genie_model_detokenize (bitwise or). */
+#define GENIE_DETOKENIZE_REMOVE_SPECIAL 1u /* drop a leading BOS / trailing EOS the vocabulary adds */
+#define GENIE_DETOKENIZE_RENDER_SPECIAL 2u /* render control tokens as their text */
+
+/* The text of `count` tokens (llama.cpp's llama_detokenize; invalid UTF-8 in the result is
+ * replaced by U+FFFD). *out_text receives a NUL-terminated string of *out_len bytes
+ * (out_len may be NULL); caller frees with genie_string_free. INVALID_ARGUMENT for an id
+ * out of range. */
+GENIE_API genie_status genie_model_detokenize(char **out_text, size_t *out_len, const genie_model *model,
+                                              const genie_token *tokens, size_t count, unsigned int flags);
+
+/* ---- sampler ------------------------------------------------------------------------ */
+
+#define GENIE_SAMPLER_OPTIONS_VERSION 1
+/* Options of a sampler; llama.cpp's chain order: penalties -> top-k -> typical -> top-p
+ * -> min-p -> temperature -> seeded draw. temperature <= 0 is greedy. */
+typedef struct genie_sampler_options {
+    unsigned int version;    /* GENIE_SAMPLER_OPTIONS_VERSION */
+    float temperature;       /* <= 0: greedy (default 0) */
+    int32_t top_k;           /* <= 0: off (default 40) */
+    float top_p;             /* >= 1: off (default 0.95) */
+    float min_p;             /* <= 0: off (default 0.05) */
+    uint32_t seed;           /* seed of the random draw; same seed, same draws (default 42) */
+    float typical_p;         /* >= 1: off (default 1) */
+    int32_t penalty_last_n;  /* accepted tokens the penalties look at; <= 0: off (default 64) */
+    float repeat_penalty;    /* 1: off (default 1) */
+    float frequency_penalty; /* 0: off (default 0) */
+    float presence_penalty;  /* 0: off (default 0) */
+    /* Logit bias (first in the chain): logit[tokens[i]] += values[i] for i < n_logit_bias;
+     * -INFINITY bans a token. Both arrays are read (copied) by genie_sampler_create. */
+    const genie_token *logit_bias_tokens;
+    const float *logit_bias_values;
+    size_t n_logit_bias;
+} genie_sampler_options;
+#define GENIE_SAMPLER_OPTIONS_INIT \
+    { GENIE_SAMPLER_OPTIONS_VERSION, 0.0f, 40, 0.95f, 0.05f, 42u, 1.0f, 64, 1.0f, 0.0f, 0.0f, NULL, NULL, 0 }
+
+/* Sets *opts to the defaults (equal to GENIE_SAMPLER_OPTIONS_INIT). */
+GENIE_API genie_status genie_sampler_options_init(genie_sampler_options *opts, unsigned int version);
+
+/* Creates a sampler. `opts` may be NULL (greedy). Caller frees with genie_sampler_free. */
+GENIE_API genie_status genie_sampler_create(genie_sampler **out, const genie_sampler_options *opts);
+
+/* Frees a sampler. NULL is a no-op. Must not be called while the sampler is in use. */
+GENIE_API void genie_sampler_free(genie_sampler *sampler);
+
+/* Restores the initial state (RNG from the seed, empty penalty window). */
+GENIE_API genie_status genie_sampler_reset(genie_sampler *sampler);
+
+/* *out = the token chosen from `count` logits (one per vocabulary entry). */
+GENIE_API genie_status genie_sampler_sample(genie_token *out, genie_sampler *sampler, const float *logits,
+                                            size_t count);
+
+/* Tells the sampler `token` was accepted (feeds the penalty window). */
+GENIE_API genie_status genie_sampler_accept(genie_sampler *sampler, genie_token token);
+
+/* ---- session ------------------------------------------------------------------------ */
+
+/* Element type of the KV cache. */
+typedef enum genie_kv_type {
+    GENIE_KV_F16 = 0, /* llama.cpp's default */
+    GENIE_KV_F32 = 1
+} genie_kv_type;
+
+#define GENIE_SESSION_OPTIONS_VERSION 1
+/* Options of genie_session_create. */
+typedef struct genie_session_options {
+    unsigned int version;   /* GENIE_SESSION_OPTIONS_VERSION */
+    int32_t context_length; /* tokens the KV cache holds; 0 = min(training context, 4096) */
+    int32_t threads;        /* CPU threads; 0 = all hardware threads */
+    int32_t batch_size;     /* prompt tokens per forward pass (default 512) */
+    genie_kv_type kv_type;  /* default GENIE_KV_F16 */
+} genie_session_options;
+#define GENIE_SESSION_OPTIONS_INIT { GENIE_SESSION_OPTIONS_VERSION, 0, 0, 512, GENIE_KV_F16 }
+
+/* Sets *opts to the defaults (equal to GENIE_SESSION_OPTIONS_INIT). */
+GENIE_API genie_status genie_session_options_init(genie_session_options *opts, unsigned int version);
+
+/* Creates a session on `model` (which it keeps alive). `opts` may be NULL. Caller frees
+ * with genie_session_free. Errors: INVALID_ARGUMENT (options), OUT_OF_MEMORY (KV cache). */
+GENIE_API genie_status genie_session_create(genie_session **out, genie_model *model,
+                                            const genie_session_options *opts);
+
+/* Frees a session. NULL is a no-op. Must not be called while a call on it runs. */
+GENIE_API void genie_session_free(genie_session *session);
+
+#define GENIE_GENERATE_OPTIONS_VERSION 1
+/* Options of one generation. Boolean fields: 0 = false, non-zero = true. */
+typedef struct genie_generate_options {
+    unsigned int version; /* GENIE_GENERATE_OPTIONS_VERSION */
+    int32_t max_tokens;   /* stop after this many new tokens (GENIE_FINISH_LENGTH); default 256 */
+    int stop_on_eog;      /* stop at an end-of-generation token (not in the text); default 1 */
+    int add_special;      /* text prompt: add BOS/EOS as the vocabulary asks; default 1 */
+    int parse_special;    /* text prompt: recognise control tokens written as text; default 1 */
+    /* Stop strings (n_stop NUL-terminated UTF-8 strings, read during the call): generation
+     * ends when the output contains one; it is not part of the text. Default none. */
+    const char *const *stop;
+    size_t n_stop;
+} genie_generate_options;
+#define GENIE_GENERATE_OPTIONS_INIT { GENIE_GENERATE_OPTIONS_VERSION, 256, 1, 1, 1, NULL, 0 }
+
+/* Sets *opts to the defaults (equal to GENIE_GENERATE_OPTIONS_INIT). */
+GENIE_API genie_status genie_generate_options_init(genie_generate_options *opts, unsigned int version);
+
+/* Why a generation ended. */
+typedef enum genie_finish_reason {
+    GENIE_FINISH_STOP = 0,      /* an end-of-generation token, or the callback returned non-zero */
+    GENIE_FINISH_LENGTH = 1,    /* max_tokens reached, or the context is full */
+    GENIE_FINISH_CANCELLED = 2, /* genie_session_cancel was called */
+    GENIE_FINISH_ERROR = 3      /* the call failed: see its status and genie_last_error() */
+} genie_finish_reason;
+
+#define GENIE_GENERATE_RESULT_VERSION 1
+/* The outcome of a generation. Initialise with GENIE_GENERATE_RESULT_INIT; release what it
+ * owns with genie_generate_result_clear (it may be reused afterwards). */
+typedef struct genie_generate_result {
+    unsigned int version;         /* set by the caller: GENIE_GENERATE_RESULT_VERSION */
+    char *text;                   /* generated text, NUL-terminated, complete UTF-8; owned by the result */
+    size_t text_len;              /* bytes of text */
+    genie_token *tokens;          /* generated tokens (a stopping EOG excluded); owned by the result */
+    size_t n_tokens;
+    genie_finish_reason finish_reason;
+    int32_t prompt_tokens;        /* tokens in the prompt */
+    int32_t reused_prompt_tokens; /* prompt tokens found in the KV cache (not evaluated) */
+    int32_t completion_tokens;    /* == n_tokens */
+    double load_ms;               /* the model's load time */
+    double prompt_eval_ms;        /* evaluating the non-reused prompt tokens */
+    double time_to_first_token_ms;/* from the call to the first generated token */
+    double decode_ms;             /* generating the tokens after the first */
+    double prompt_tokens_per_s;
+    double decode_tokens_per_s;
+} genie_generate_result;
+#define GENIE_GENERATE_RESULT_INIT \
+    { GENIE_GENERATE_RESULT_VERSION, NULL, 0, NULL, 0, GENIE_FINISH_STOP, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }
+
+/* Frees the text and tokens of *result and zeroes its other fields (version kept). NULL
+ * is a no-op. */
+GENIE_API void genie_generate_result_clear(genie_generate_result *result);
+
+/* Receives each generated piece: `utf8` holds `len` bytes of complete UTF-8 (never part of
+ * a character; may be empty when a token only began a character; not NUL-terminated),
+ * `token` the token that completed it, or GENIE_NO_TOKEN for the final flush of held-back
+ * bytes. Return 0 to continue, non-zero to stop (finish reason GENIE_FINISH_STOP). Called
+ * on the thread that called genie_session_generate, before it returns. It must not call
+ * functions on the same session or sampler (genie_session_cancel excepted). */
+typedef int (*genie_piece_callback)(void *user, const char *utf8, size_t len, genie_token token);
+
+/* Tokenizes `prompt` (prompt_len bytes) and generates after it, reusing the longest prefix
+ * the KV cache holds. `out` (may be NULL) receives the result: pass a result set with
+ * GENIE_GENERATE_RESULT_INIT or cleared; any text it held is freed first; caller releases
+ * it with genie_generate_result_clear. `opts` may be NULL; `callback` may be NULL.
+ * Errors: CONTEXT_OVERFLOW (the prompt does not fit; the cache is left as it was),
+ * INVALID_ARGUMENT (empty prompt, bad options), BUSY (the session or sampler is in use).
+ * On failure out->finish_reason is GENIE_FINISH_ERROR. A cancelled generation returns
+ * GENIE_OK with finish reason GENIE_FINISH_CANCELLED. */
+GENIE_API genie_status genie_session_generate(genie_generate_result *out, genie_session *session,
+                                              const char *prompt, size_t prompt_len, genie_sampler *sampler,
+                                              const genie_generate_options *opts, genie_piece_callback callback,
+                                              void *user);
+
+/* Same with prompt tokens (add_special / parse_special are ignored). */
+GENIE_API genie_status genie_session_generate_tokens(genie_generate_result *out, genie_session *session,
+                                                     const genie_token *prompt, size_t prompt_count,
+                                                     genie_sampler *sampler, const genie_generate_options *opts,
+                                                     genie_piece_callback callback, void *user);
+
+/* One message of a conversation. */
+typedef struct genie_chat_message {
+    const char *role;    /* "system", "user", "assistant", "tool"; NUL-terminated */
+    const char *content; /* NUL-terminated UTF-8; NULL = no content (None) */
+} genie_chat_message;
+
+/* Renders `count` messages with the model's chat template (the GGUF's
+ * tokenizer.chat_template, or ChatML when it has none), adding the header of the
+ * assistant's turn when add_generation_prompt is non-zero. *out_text receives the prompt
+ * (NUL-terminated, *out_len bytes; out_len may be NULL); caller frees with
+ * genie_string_free. Errors: FORMAT (template does not parse), INVALID_ARGUMENT (the
+ * template raised), UNSUPPORTED (a Jinja feature this build lacks). */
+GENIE_API genie_status genie_model_apply_chat_template(char **out_text, size_t *out_len, const genie_model *model,
+                                                       const genie_chat_message *messages, size_t count,
+                                                       int add_generation_prompt);
+
+/* Renders the conversation (as genie_model_apply_chat_template with the generation
+ * prompt) and generates the assistant's answer, as genie_session_generate. Control tokens
+ * in the rendered text are parsed; BOS is added only when the vocabulary asks for it and
+ * the rendered text does not already begin with it. */
+GENIE_API genie_status genie_session_chat(genie_generate_result *out, genie_session *session,
+                                          const genie_chat_message *messages, size_t count, genie_sampler *sampler,
+                                          const genie_generate_options *opts, genie_piece_callback callback,
+                                          void *user);
+
+/* Asks a running generation on `session` to stop; it returns within one token with
+ * GENIE_FINISH_CANCELLED. Callable from any thread; a no-op when nothing runs (a cancel
+ * that arrives before a generation starts is ignored). The session must stay alive. */
+GENIE_API genie_status genie_session_cancel(genie_session *session);
+
+/* Evaluates `count` tokens as the whole sequence (the cached prefix is reused) and gives
+ * the logits of the last one: *out_logits points to *out_count floats (n_vocab).
+ * Borrowed: valid until the next call on this session. */
+GENIE_API genie_status genie_session_evaluate(const float **out_logits, size_t *out_count, genie_session *session,
+                                              const genie_token *tokens, size_t count);
+
+/* The logits of the last evaluated token (*out_count == 0 before any evaluation).
+ * Borrowed: valid until the next call on this session. */
+GENIE_API genie_status genie_session_last_logits(const float **out_logits, size_t *out_count,
+                                                 const genie_session *session);
+
+/* The tokens the KV cache holds, in order. Borrowed: valid until the next call on this
+ * session. */
+GENIE_API genie_status genie_session_cached_tokens(const genie_token **out_tokens, size_t *out_count,
+                                                   const genie_session *session);
+
+/* *out = the number of tokens the session's KV cache holds at most. */
+GENIE_API genie_status genie_session_context_length(int32_t *out, const genie_session *session);
+
+/* Empties the KV cache. */
+GENIE_API genie_status genie_session_reset(genie_session *session);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <genie/chat.hpp>
+#include <genie/constraint.hpp>
 #include <genie/export.h>
 #include <genie/model.hpp>
 #include <genie/sampler.hpp>
@@ -47,6 +48,13 @@ struct GenerateOptions {
     /// Split a leading Qwen3-style "<think>...</think>" block off as reasoning: its pieces
     /// are tagged PieceKind::Reasoning (tags removed) and collected in GenerateResult::reasoning.
     bool split_reasoning = false;
+    /// Constrained output (docs/constraints.md): when set, only tokens that keep the output
+    /// a prefix of a value the constraint accepts are sampled, and once the value is
+    /// complete only end-of-generation tokens (generation stops there; with no EOG token in
+    /// the vocabulary it stops with finish reason Stop). Built for this model's tokenizer
+    /// (InvalidArgument otherwise). The text is the raw output, so use it with no stop
+    /// strings and split_reasoning off.
+    std::shared_ptr<const JsonConstraint> constraint;
 };
 
 /// What a piece of output is.

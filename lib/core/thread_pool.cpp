@@ -1,8 +1,30 @@
 #include "core/thread_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GENIE_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define GENIE_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define GENIE_CPU_RELAX() ((void)0)
+#endif
 
 namespace genie {
+
+namespace {
+/// How long an idle worker spins before it sleeps (covers the gap between the ops of
+/// one decode step without burning a core when the session is idle).
+constexpr auto kSpinTime = std::chrono::microseconds(2000);
+
+void chunk(int64_t n, int32_t parts, int32_t index, int64_t& begin, int64_t& end) {
+    const int64_t base = n / parts, extra = n % parts;
+    begin = index * base + std::min<int64_t>(index, extra);
+    end = begin + base + (index < extra ? 1 : 0);
+}
+}  // namespace
 
 ThreadPool::ThreadPool(int32_t threads) {
     const int32_t n = std::max(1, threads);
@@ -13,18 +35,31 @@ ThreadPool::~ThreadPool() {
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
+        stopping_.store(true, std::memory_order_release);
     }
     start_cv_.notify_all();
     for (auto& t : workers_) t.join();
 }
 
-namespace {
-void chunk(int64_t n, int32_t parts, int32_t index, int64_t& begin, int64_t& end) {
-    const int64_t base = n / parts, extra = n % parts;
-    begin = index * base + std::min<int64_t>(index, extra);
-    end = begin + base + (index < extra ? 1 : 0);
+void ThreadPool::work(uint64_t gen) noexcept {
+    for (;;) {
+        uint64_t v = work_.load(std::memory_order_acquire);
+        if ((v >> 32) != (gen & 0xffffffffu)) return;
+        const auto chunks = static_cast<int32_t>((v >> 16) & 0xffff), next = static_cast<int32_t>(v & 0xffff);
+        if (next >= chunks) return;
+        if (!work_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        // The claim keeps this dispatch (job_, job_n_) alive until done_ counts it.
+        try {
+            int64_t b, e;
+            chunk(job_n_, chunks, next, b, e);
+            if (b < e) (*job_)(b, e);
+        } catch (...) {
+            std::lock_guard lock(error_mutex_);
+            if (!error_) error_ = std::current_exception();
+        }
+        done_.fetch_add(1, std::memory_order_acq_rel);
+    }
 }
-}  // namespace
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
     if (n <= 0) return;
@@ -32,56 +67,53 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         fn(0, n);
         return;
     }
+    const int64_t chunks = std::min<int64_t>(n, static_cast<int64_t>(size()) * 4);
+    const uint64_t gen = ++last_generation_;
+    job_ = &fn;
+    job_n_ = n;
+    error_ = nullptr;
+    done_.store(0, std::memory_order_relaxed);
     {
+        // Under the mutex so that a worker about to sleep either sees the new
+        // generation in its wait predicate or is already waiting when we notify.
         std::lock_guard lock(mutex_);
-        job_ = &fn;
-        job_n_ = n;
-        pending_ = static_cast<int32_t>(workers_.size());
-        error_ = nullptr;
-        ++generation_;
+        work_.store((gen & 0xffffffffu) << 32 | static_cast<uint64_t>(chunks) << 16, std::memory_order_release);
+        generation_.store(gen, std::memory_order_release);
     }
-    start_cv_.notify_all();
-    std::exception_ptr mine;
-    try {
-        int64_t b, e;
-        chunk(n, size(), 0, b, e);
-        if (b < e) fn(b, e);
-    } catch (...) {
-        mine = std::current_exception();
+    if (sleeping_.load(std::memory_order_acquire) > 0) start_cv_.notify_all();
+    work(gen);
+    for (uint32_t spins = 0; done_.load(std::memory_order_acquire) != chunks; ++spins) {
+        if (spins < 4000) GENIE_CPU_RELAX();
+        else std::this_thread::yield();
     }
-    std::unique_lock lock(mutex_);
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
     job_ = nullptr;
-    if (mine) std::rethrow_exception(mine);
-    if (error_) std::rethrow_exception(error_);
+    if (error_) {
+        std::exception_ptr e = error_;
+        error_ = nullptr;
+        std::rethrow_exception(e);
+    }
 }
 
-void ThreadPool::worker(int32_t index) {
+void ThreadPool::worker(int32_t) {
     uint64_t seen = 0;
     for (;;) {
-        const std::function<void(int64_t, int64_t)>* job;
-        int64_t n;
-        {
-            std::unique_lock lock(mutex_);
-            start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-            if (stop_) return;
-            seen = generation_;
-            job = job_;
-            n = job_n_;
+        // Spin for a while, then sleep until the next dispatch.
+        const auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
+        uint32_t spins = 0;
+        while (generation_.load(std::memory_order_acquire) == seen && !stopping_.load(std::memory_order_acquire)) {
+            if (++spins < 4000) GENIE_CPU_RELAX();
+            else std::this_thread::yield();  // cores may be shared: let the thread we wait for run
+            if ((spins & 255) == 0 && std::chrono::steady_clock::now() > spin_until) {
+                std::unique_lock lock(mutex_);
+                sleeping_.fetch_add(1, std::memory_order_acq_rel);
+                start_cv_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
+                sleeping_.fetch_sub(1, std::memory_order_acq_rel);
+                break;
+            }
         }
-        std::exception_ptr err;
-        try {
-            int64_t b, e;
-            chunk(n, size(), index, b, e);
-            if (b < e) (*job)(b, e);
-        } catch (...) {
-            err = std::current_exception();
-        }
-        {
-            std::lock_guard lock(mutex_);
-            if (err && !error_) error_ = err;
-            if (--pending_ == 0) done_cv_.notify_one();
-        }
+        if (stopping_.load(std::memory_order_acquire)) return;
+        seen = generation_.load(std::memory_order_acquire);
+        work(seen);
     }
 }
 

@@ -1,9 +1,16 @@
 // A persistent pool of worker threads for data-parallel loops: threads are created
-// once (per session), never per op.
+// once (per session), never per op. A dispatch is published through an atomic
+// generation counter: idle workers spin on it briefly (decode runs hundreds of short
+// ops per token, where a condition-variable wake-up would cost more than the op) and
+// then sleep on a condition variable. The range is cut into up to 4 chunks per thread
+// that participants claim from an atomic counter, so a worker the OS has not scheduled
+// yet (cores shared with other processes) delays nothing: the caller takes its chunks.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -21,23 +28,30 @@ public:
 
     int32_t size() const noexcept { return static_cast<int32_t>(workers_.size()) + 1; }
 
-    /// Runs fn(begin, end) over [0, n) split into contiguous chunks, one per thread,
-    /// and returns when all are done. The caller's thread takes the first chunk.
-    /// Exceptions from fn are rethrown on the caller's thread.
+    /// Runs fn(begin, end) over [0, n) split into contiguous chunks (up to 4 per thread,
+    /// claimed dynamically; the caller's thread takes part) and returns when all are done.
+    /// Exceptions from fn are rethrown on the caller's thread. Not reentrant: one
+    /// parallel_for at a time per pool.
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
 private:
     void worker(int32_t index);
+    /// Claims and runs chunks of dispatch `gen` until none is left.
+    void work(uint64_t gen) noexcept;
 
     std::vector<std::thread> workers_;
     std::mutex mutex_;
     std::condition_variable start_cv_;
-    std::condition_variable done_cv_;
-    const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+    const std::function<void(int64_t, int64_t)>* job_ = nullptr;  // published by generation_
     int64_t job_n_ = 0;
-    uint64_t generation_ = 0;
-    int32_t pending_ = 0;
-    bool stop_ = false;
+    std::atomic<uint64_t> generation_{0};
+    uint64_t last_generation_ = 0;          // caller only
+    std::atomic<uint64_t> work_{0};         // generation << 32 | chunk count << 16 | next chunk
+    std::atomic<int64_t> done_{0};          // chunks of the current dispatch finished
+    std::atomic<int32_t> sleeping_{0};
+    bool stop_ = false;  // guarded by mutex_
+    std::atomic<bool> stopping_{false};
+    std::mutex error_mutex_;
     std::exception_ptr error_;
 };
 

@@ -1,5 +1,6 @@
 // Session: the KV cache, prefix reuse and the generate loop.
 #include "backend/backend.hpp"
+#include "constraint/json_grammar.hpp"
 #include "model/forward.hpp"
 #include "model/model_impl.hpp"
 #include "runtime/output_filter.hpp"
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <optional>
 
 namespace genie {
 
@@ -99,13 +101,25 @@ struct Session::Impl {
             return keep_going && !filter.stopped();
         };
         Clock::time_point t_first{};
+        std::optional<JsonMatcher> json;  // GenerateOptions::constraint
+        std::vector<float> masked_logits;
+        if (opt.constraint) {
+            if (opt.constraint->vocab_size() != tok.vocab_size())
+                throw Error(ErrorCode::InvalidArgument, "the JSON constraint was built for another vocabulary");
+            json.emplace(opt.constraint);
+        }
         result.finish_reason = FinishReason::Length;
         for (int32_t i = 0; i < opt.max_tokens; ++i) {
             if (cancel_requested.load()) {
                 result.finish_reason = FinishReason::Cancelled;
                 break;
             }
-            const TokenId next = sampler.sample(logits);
+            const TokenId next =
+                json ? constraint::sample_constrained(*json, sampler, logits, masked_logits) : sampler.sample(logits);
+            if (next == kNoToken) {  // the constrained value is complete and the vocabulary has no EOG
+                result.finish_reason = FinishReason::Stop;
+                break;
+            }
             sampler.accept(next);
             if (i == 0) {
                 t_first = Clock::now();

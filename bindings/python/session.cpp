@@ -1,0 +1,427 @@
+// genie.Session: one conversation (KV cache + generate loop), its results and streams.
+// The GIL is released while the model runs; a Python callback re-acquires it per piece.
+// genie.Stream runs the generation on a worker thread that feeds a queue, so a plain
+// Python for-loop (or another thread) consumes pieces as they are produced.
+#include "bindings.hpp"
+
+#include <genie/error.hpp>
+#include <genie/model.hpp>
+#include <genie/session.hpp>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace genie::python {
+namespace {
+
+struct PySession {
+    PySession(const Model& model, const SessionOptions& options) : session(model, options) {}
+    Session session;
+    BusyFlag busy;
+};
+
+const char* finish_name(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::Stop: return "stop";
+        case FinishReason::Length: return "length";
+        case FinishReason::Cancelled: return "cancelled";
+    }
+    return "unknown";
+}
+
+KvType parse_kv_type(const std::string& name) {
+    if (name == "f16") return KvType::F16;
+    if (name == "f32") return KvType::F32;
+    raise_error(ErrorCode::InvalidArgument, "kv_type must be 'f16' or 'f32', not '" + name + "'");
+}
+
+py::array_t<float> to_numpy(std::span<const float> values) {
+    py::array_t<float> out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(values.size())});
+    if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(float));
+    return out;
+}
+
+/// Sampling keywords of generate()/stream(); unset ones keep SamplerOptions' defaults.
+struct SamplingArgs {
+    std::optional<float> temperature, top_p, min_p, typical_p, repeat_penalty, frequency_penalty, presence_penalty;
+    std::optional<int32_t> top_k, penalty_last_n;
+    std::optional<uint32_t> seed;
+    bool any() const {
+        return temperature || top_p || min_p || typical_p || repeat_penalty || frequency_penalty || presence_penalty ||
+               top_k || penalty_last_n || seed;
+    }
+    SamplerOptions options() const {
+        SamplerOptions o;
+        if (temperature) o.temperature = *temperature;
+        if (top_k) o.top_k = *top_k;
+        if (top_p) o.top_p = *top_p;
+        if (min_p) o.min_p = *min_p;
+        if (seed) o.seed = *seed;
+        if (typical_p) o.typical_p = *typical_p;
+        if (penalty_last_n) o.penalty_last_n = *penalty_last_n;
+        if (repeat_penalty) o.repeat_penalty = *repeat_penalty;
+        if (frequency_penalty) o.frequency_penalty = *frequency_penalty;
+        if (presence_penalty) o.presence_penalty = *presence_penalty;
+        return o;
+    }
+};
+
+/// A prompt (text or token ids) and the sampler a generation uses: either the caller's
+/// genie.Sampler (kept alive by `sampler_ref`) or one made from the sampling keywords.
+struct Request {
+    std::variant<std::string, std::vector<TokenId>> prompt;
+    GenerateOptions options;
+    py::object sampler_ref;
+    std::unique_ptr<PySampler> owned_sampler;
+    PySampler* sampler = nullptr;
+
+    Request(const py::object& prompt_object, const py::object& sampler_object, const SamplingArgs& sampling,
+            int32_t max_tokens, bool stop_on_eog, bool add_special, bool parse_special,
+            const std::vector<std::string>& stop) {
+        if (py::isinstance<py::str>(prompt_object))
+            prompt = py::cast<std::string>(prompt_object);
+        else
+            prompt = py::cast<std::vector<TokenId>>(prompt_object);
+        options.max_tokens = max_tokens;
+        options.stop_on_eog = stop_on_eog;
+        options.add_special = add_special;
+        options.parse_special = parse_special;
+        options.stop = stop;
+        if (!sampler_object.is_none()) {
+            if (sampling.any())
+                raise_error(ErrorCode::InvalidArgument,
+                            "give either sampler= or sampling keywords (temperature=, top_k= ...), not both");
+            sampler = py::cast<PySampler*>(sampler_object);
+            sampler_ref = sampler_object;
+        } else {
+            owned_sampler = std::make_unique<PySampler>(sampling.options());
+            sampler = owned_sampler.get();
+        }
+    }
+
+    // Runs without the GIL (the caller released it).
+    GenerateResult run(Session& session, const PieceCallback& on_piece) {
+        if (const auto* text = std::get_if<std::string>(&prompt))
+            return session.generate(*text, sampler->sampler, options, on_piece);
+        const auto& tokens = std::get<std::vector<TokenId>>(prompt);
+        if (tokens.empty()) raise_error(ErrorCode::InvalidArgument, "the prompt is empty (no tokens)");
+        return session.generate(std::span<const TokenId>(tokens), sampler->sampler, options, on_piece);
+    }
+};
+
+GenerateResult generate(PySession& self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
+                        const SamplingArgs& sampling, bool stop_on_eog, bool add_special, bool parse_special,
+                        const std::vector<std::string>& stop, const py::object& callback) {
+    Request request(prompt, sampler, sampling, max_tokens, stop_on_eog, add_special, parse_special, stop);
+    BusyScope session_busy(self.busy, "the session");
+    BusyScope sampler_busy(request.sampler->busy, "the sampler");
+    std::exception_ptr callback_error;
+    PieceCallback on_piece;
+    if (!callback.is_none()) {
+        on_piece = [&](const Piece& piece) {
+            py::gil_scoped_acquire acquire;
+            try {
+                const py::object keep_going = callback(piece);
+                // Only an explicit False stops; None (no return statement) continues.
+                return !(py::isinstance<py::bool_>(keep_going) && !py::cast<bool>(keep_going));
+            } catch (...) {
+                callback_error = std::current_exception();
+                return false;
+            }
+        };
+    }
+    GenerateResult result;
+    {
+        py::gil_scoped_release release;
+        result = request.run(self.session, on_piece);
+    }
+    if (callback_error) std::rethrow_exception(callback_error);
+    return result;
+}
+
+/// genie.Stream: iterates the pieces of a generation running on a worker thread.
+class Stream {
+public:
+    Stream(py::object session_object, std::unique_ptr<Request> request)
+        : session_ref_(std::move(session_object)), request_(std::move(request)) {
+        session_ = py::cast<PySession*>(session_ref_);
+        session_->busy.acquire("the session");
+        try {
+            request_->sampler->busy.acquire("the sampler");
+        } catch (...) {
+            session_->busy.release();
+            throw;
+        }
+        auto state = state_;
+        Session* session = &session_->session;
+        Request* req = request_.get();
+        worker_ = std::thread([state, session, req] {
+            GenerateResult result;
+            std::exception_ptr error;
+            try {
+                result = req->run(*session, [&](const Piece& piece) {
+                    std::lock_guard<std::mutex> lock(state->mutex);
+                    state->queue.push_back(piece);
+                    state->cv.notify_one();
+                    return true;
+                });
+            } catch (...) {
+                error = std::current_exception();
+            }
+            std::lock_guard<std::mutex> lock(state->mutex);
+            state->result = std::move(result);
+            state->error = error;
+            state->done = true;
+            state->cv.notify_one();
+        });
+    }
+
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    ~Stream() {
+        try {
+            close();
+        } catch (...) {
+        }
+    }
+
+    Piece next() {
+        std::optional<Piece> piece;
+        {
+            py::gil_scoped_release release;
+            std::unique_lock<std::mutex> lock(state_->mutex);
+            state_->cv.wait(lock, [&] { return !state_->queue.empty() || state_->done; });
+            if (!state_->queue.empty()) {
+                piece = std::move(state_->queue.front());
+                state_->queue.pop_front();
+            }
+        }
+        if (piece) return std::move(*piece);
+        finish();
+        if (error_) {
+            const std::exception_ptr error = error_;
+            error_ = nullptr;  // raised once
+            std::rethrow_exception(error);
+        }
+        throw py::stop_iteration();
+    }
+
+    /// Stops the generation (if it still runs) and waits for the worker.
+    void close() {
+        if (finished_) return;
+        session_->session.cancel();
+        finish();
+    }
+
+    std::optional<GenerateResult> result() const { return result_; }
+
+private:
+    struct State {
+        std::mutex mutex;
+        std::condition_variable cv;
+        std::deque<Piece> queue;
+        bool done = false;
+        std::exception_ptr error;
+        GenerateResult result;
+    };
+
+    void finish() {
+        if (finished_) return;
+        {
+            py::gil_scoped_release release;
+            if (worker_.joinable()) worker_.join();
+        }
+        finished_ = true;
+        request_->sampler->busy.release();
+        session_->busy.release();
+        if (state_->error) {
+            error_ = state_->error;
+        } else {
+            result_ = std::move(state_->result);
+        }
+    }
+
+    py::object session_ref_;
+    PySession* session_ = nullptr;
+    std::unique_ptr<Request> request_;
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+    std::thread worker_;
+    bool finished_ = false;
+    std::exception_ptr error_;
+    std::optional<GenerateResult> result_;
+};
+
+// The keyword arguments generate() and stream() share.
+#define GENIE_GENERATE_ARGS                                                                                    \
+    py::arg("prompt"), py::kw_only(), py::arg("max_tokens") = 256, py::arg("sampler") = py::none(),          \
+        py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),   \
+        py::arg("min_p") = py::none(), py::arg("seed") = py::none(), py::arg("typical_p") = py::none(),      \
+        py::arg("penalty_last_n") = py::none(), py::arg("repeat_penalty") = py::none(),                      \
+        py::arg("frequency_penalty") = py::none(), py::arg("presence_penalty") = py::none(),                 \
+        py::arg("stop_on_eog") = true, py::arg("add_special") = true, py::arg("parse_special") = true,        \
+        py::arg("stop") = std::vector<std::string>{}
+
+SamplingArgs sampling_args(std::optional<float> temperature, std::optional<int32_t> top_k, std::optional<float> top_p,
+                           std::optional<float> min_p, std::optional<uint32_t> seed, std::optional<float> typical_p,
+                           std::optional<int32_t> penalty_last_n, std::optional<float> repeat_penalty,
+                           std::optional<float> frequency_penalty, std::optional<float> presence_penalty) {
+    SamplingArgs s;
+    s.temperature = temperature;
+    s.top_k = top_k;
+    s.top_p = top_p;
+    s.min_p = min_p;
+    s.seed = seed;
+    s.typical_p = typical_p;
+    s.penalty_last_n = penalty_last_n;
+    s.repeat_penalty = repeat_penalty;
+    s.frequency_penalty = frequency_penalty;
+    s.presence_penalty = presence_penalty;
+    return s;
+}
+
+}  // namespace
+
+void register_session(py::module_& m) {
+    py::class_<Piece>(m, "Piece", "One streamed piece: complete UTF-8 text and the token that completed it.")
+        .def_readonly("text", &Piece::text, "str (may be '' when the token only began a character)")
+        .def_readonly("token", &Piece::token, "int; -1 for the final flush of held-back text")
+        .def("__str__", [](const Piece& p) { return p.text; })
+        .def("__repr__", [](const Piece& p) { return "<genie.Piece " + std::to_string(p.token) + " " + py::repr(py::str(p.text)).cast<std::string>() + ">"; });
+
+    py::class_<Timings>(m, "Timings", "Milliseconds and rates of one generation.")
+        .def_readonly("load_ms", &Timings::load_ms)
+        .def_readonly("prompt_eval_ms", &Timings::prompt_eval_ms)
+        .def_readonly("time_to_first_token_ms", &Timings::time_to_first_token_ms)
+        .def_readonly("decode_ms", &Timings::decode_ms)
+        .def_readonly("prompt_tokens_per_s", &Timings::prompt_tokens_per_s)
+        .def_readonly("decode_tokens_per_s", &Timings::decode_tokens_per_s);
+
+    py::class_<GenerateResult>(m, "GenerateResult", "The outcome of Session.generate.")
+        .def_readonly("text", &GenerateResult::text)
+        .def_readonly("tokens", &GenerateResult::tokens)
+        .def_property_readonly("finish_reason", [](const GenerateResult& r) { return finish_name(r.finish_reason); },
+                               "'stop' (end-of-generation token or callback returned False), 'length' or 'cancelled'")
+        .def_readonly("prompt_tokens", &GenerateResult::prompt_tokens)
+        .def_readonly("reused_prompt_tokens", &GenerateResult::reused_prompt_tokens)
+        .def_readonly("completion_tokens", &GenerateResult::completion_tokens)
+        .def_readonly("timings", &GenerateResult::timings)
+        .def("__repr__", [](const GenerateResult& r) {
+            return "<genie.GenerateResult " + std::string(finish_name(r.finish_reason)) + ", " +
+                   std::to_string(r.completion_tokens) + " tokens>";
+        });
+
+    py::class_<Stream>(m, "Stream",
+                       "Iterator over the pieces of a generation running on a worker thread. `result` is set once "
+                       "it is exhausted; close() (or leaving a `with` block) cancels what is left.")
+        .def("__iter__", [](py::object self) { return self; })
+        .def("__next__", &Stream::next)
+        .def("close", &Stream::close)
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](Stream& s, const py::args&) { s.close(); })
+        .def_property_readonly("result", &Stream::result, "GenerateResult once exhausted, else None");
+
+    py::class_<PySession>(m, "Session",
+                          "One conversation with a model: owns a KV cache that persists between calls (a prompt "
+                          "that extends what the cache holds evaluates only the new suffix). One call at a time "
+                          "(genie.BusyError otherwise), except cancel().")
+        .def(py::init([](const Model& model, int32_t context_length, int32_t threads, int32_t batch_size,
+                         const std::string& kv_type) {
+                 SessionOptions o;
+                 o.context_length = context_length;
+                 o.threads = threads;
+                 o.batch_size = batch_size;
+                 o.kv_type = parse_kv_type(kv_type);
+                 py::gil_scoped_release release;
+                 return new PySession(model, o);
+             }),
+             py::arg("model"), py::kw_only(), py::arg("context_length") = 0, py::arg("threads") = 0,
+             py::arg("batch_size") = 512, py::arg("kv_type") = "f16",
+             "context_length 0 = min(training context, 4096); threads 0 = all; kv_type 'f16' or 'f32'.")
+        .def(
+            "generate",
+            [](PySession& self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
+               std::optional<float> temperature, std::optional<int32_t> top_k, std::optional<float> top_p,
+               std::optional<float> min_p, std::optional<uint32_t> seed, std::optional<float> typical_p,
+               std::optional<int32_t> penalty_last_n, std::optional<float> repeat_penalty,
+               std::optional<float> frequency_penalty, std::optional<float> presence_penalty, bool stop_on_eog,
+               bool add_special, bool parse_special, const std::vector<std::string>& stop,
+               const py::object& callback) {
+                return generate(self, prompt, max_tokens, sampler,
+                                sampling_args(temperature, top_k, top_p, min_p, seed, typical_p, penalty_last_n,
+                                              repeat_penalty, frequency_penalty, presence_penalty),
+                                stop_on_eog, add_special, parse_special, stop, callback);
+            },
+            GENIE_GENERATE_ARGS, py::arg("callback") = py::none(),
+            "Generates after `prompt` (str, or a list of token ids). Sampling: pass sampler=genie.Sampler(...) "
+            "or the keywords (default greedy). callback(piece) runs on this thread with the GIL held; returning "
+            "False stops. The GIL is released while the model runs. Returns a GenerateResult.")
+        .def(
+            "stream",
+            [](py::object self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
+               std::optional<float> temperature, std::optional<int32_t> top_k, std::optional<float> top_p,
+               std::optional<float> min_p, std::optional<uint32_t> seed, std::optional<float> typical_p,
+               std::optional<int32_t> penalty_last_n, std::optional<float> repeat_penalty,
+               std::optional<float> frequency_penalty, std::optional<float> presence_penalty, bool stop_on_eog,
+               bool add_special, bool parse_special, const std::vector<std::string>& stop) {
+                auto request = std::make_unique<Request>(
+                    prompt, sampler,
+                    sampling_args(temperature, top_k, top_p, min_p, seed, typical_p, penalty_last_n, repeat_penalty,
+                                  frequency_penalty, presence_penalty),
+                    max_tokens, stop_on_eog, add_special, parse_special, stop);
+                return std::make_unique<Stream>(std::move(self), std::move(request));
+            },
+            GENIE_GENERATE_ARGS,
+            "Like generate, but returns a genie.Stream: `for piece in session.stream(...)` yields genie.Piece "
+            "objects as they are produced; stream.result holds the GenerateResult afterwards.")
+        .def(
+            "evaluate",
+            [](PySession& self, const std::vector<TokenId>& tokens) {
+                BusyScope busy(self.busy, "the session");
+                std::span<const float> logits;
+                {
+                    py::gil_scoped_release release;
+                    logits = self.session.evaluate(tokens);
+                }
+                return to_numpy(logits);
+            },
+            py::arg("tokens"),
+            "Evaluates `tokens` as the whole sequence (the cached prefix is reused) and returns the logits of the "
+            "last token: a float32 numpy array of n_vocab values (a copy).")
+        .def(
+            "last_logits", [](PySession& self) { return to_numpy(self.session.last_logits()); },
+            "Logits of the last evaluated token (a copy; empty before any evaluation).")
+        .def_property_readonly(
+            "cached_tokens",
+            [](PySession& self) {
+                const auto t = self.session.cached_tokens();
+                return std::vector<TokenId>(t.begin(), t.end());
+            },
+            "The tokens the KV cache holds.")
+        .def_property_readonly("context_length", [](PySession& self) { return self.session.context_length(); })
+        .def(
+            "reset",
+            [](PySession& self) {
+                BusyScope busy(self.busy, "the session");
+                self.session.reset();
+            },
+            "Empties the KV cache.")
+        .def(
+            "cancel", [](PySession& self) { self.session.cancel(); },
+            "Asks a running generate/stream to stop (finish_reason 'cancelled'). Any thread.");
+}
+
+}  // namespace genie::python

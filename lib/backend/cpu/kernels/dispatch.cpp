@@ -1,0 +1,140 @@
+// The scalar reference kernel set and the run-time choice of the best variant.
+#include "backend/cpu/kernels/kernels.hpp"
+
+#include "core/fp16.hpp"
+#include "quant/blocks.hpp"
+#include "quant/quant.hpp"
+#include "quant/vec_dot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <type_traits>
+#include <cstring>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+namespace genie::cpu {
+
+namespace {
+
+template <DType kType>
+void gemm_reference(int64_t k, const void* w, size_t w_stride, int64_t nw, const void* a, size_t a_stride, int64_t na,
+                    float* y, size_t ldy) {
+    for (int64_t r = 0; r < na; ++r)
+        for (int64_t c = 0; c < nw; ++c)
+            y[static_cast<size_t>(r) * ldy + static_cast<size_t>(c)] =
+                quant::vec_dot(kType, k, static_cast<const uint8_t*>(w) + static_cast<size_t>(c) * w_stride,
+                               static_cast<const uint8_t*>(a) + static_cast<size_t>(r) * a_stride);
+}
+
+template <class Block>
+void quantize_q8_ggml_x86(const float* x, Block* y, int64_t k) {
+    for (int64_t b = 0; b < k / quant::kBlockSize32; ++b, x += quant::kBlockSize32) {
+        float amax = 0.0f;
+        for (int i = 0; i < quant::kBlockSize32; ++i) amax = std::max(amax, std::fabs(x[i]));
+        const float d = amax / 127.f;
+        const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+        int sum = 0;
+        for (int i = 0; i < quant::kBlockSize32; ++i) {
+            y[b].qs[i] = static_cast<int8_t>(std::nearbyint(x[i] * id));
+            sum += y[b].qs[i];
+        }
+        y[b].d = fp32_to_fp16(d);
+        if constexpr (std::is_same_v<Block, quant::BlockQ8_1>) y[b].s = fp32_to_fp16(d * static_cast<float>(sum));
+    }
+}
+
+KernelSet make_scalar() {
+    KernelSet s;
+    s.isa = "scalar";
+#define GENIE_REF(T) s.gemm[static_cast<int>(DType::T)] = gemm_reference<DType::T>
+    GENIE_REF(F32); GENIE_REF(F16); GENIE_REF(BF16);
+    GENIE_REF(Q4_0); GENIE_REF(Q4_1); GENIE_REF(Q5_0); GENIE_REF(Q5_1); GENIE_REF(Q8_0);
+    GENIE_REF(Q2_K); GENIE_REF(Q3_K); GENIE_REF(Q4_K); GENIE_REF(Q5_K); GENIE_REF(Q6_K);
+#undef GENIE_REF
+    s.quantize[static_cast<int>(DType::Q8_0)] = quantize_q8_0_ggml_x86;
+    s.quantize[static_cast<int>(DType::Q8_1)] = quantize_q8_1_ggml_x86;
+    return s;
+}
+
+bool cpu_has(const char* feature) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (!std::strcmp(feature, "avx2"))
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    if (!std::strcmp(feature, "avx512"))
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    return false;
+#elif defined(__aarch64__) && defined(__linux__)
+    if (!std::strcmp(feature, "neon_dotprod")) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+    return false;
+#else
+    (void)feature;
+    return false;
+#endif
+}
+
+/// A set whose missing entries fall back to `base`.
+KernelSet merged(const KernelSet& best, const KernelSet& base) {
+    KernelSet s = best;
+    for (int i = 0; i < kTypeSlots; ++i) {
+        if (!s.gemm[i]) s.gemm[i] = base.gemm[i];
+        if (!s.quantize[i]) s.quantize[i] = base.quantize[i];
+    }
+    return s;
+}
+
+std::vector<const KernelSet*> build_available() {
+    static const KernelSet scalar = make_scalar();
+    std::vector<const KernelSet*> sets{&scalar};
+    static KernelSet avx2, avx512, neon;
+    if (const KernelSet* k = detail::avx2_kernels(); k && cpu_has("avx2")) {
+        avx2 = merged(*k, scalar);
+        sets.push_back(&avx2);
+    }
+    if (const KernelSet* k = detail::avx512_kernels(); k && cpu_has("avx512")) {
+        avx512 = merged(*k, sets.back() == &avx2 ? avx2 : scalar);
+        sets.push_back(&avx512);
+    }
+    if (const KernelSet* k = detail::neon_kernels(); k && cpu_has("neon_dotprod")) {
+        neon = merged(*k, scalar);
+        sets.push_back(&neon);
+    }
+    return sets;
+}
+
+}  // namespace
+
+void quantize_q8_0_ggml_x86(const float* x, void* y, int64_t k) {
+    quantize_q8_ggml_x86(x, static_cast<quant::BlockQ8_0*>(y), k);
+}
+void quantize_q8_1_ggml_x86(const float* x, void* y, int64_t k) {
+    quantize_q8_ggml_x86(x, static_cast<quant::BlockQ8_1*>(y), k);
+}
+
+const KernelSet& scalar_kernels() { return *available_kernel_sets().front(); }
+
+std::vector<const KernelSet*> available_kernel_sets() {
+    static const std::vector<const KernelSet*> sets = build_available();
+    return sets;
+}
+
+const KernelSet& kernel_set() {
+    static const KernelSet* chosen = [] {
+        const auto sets = available_kernel_sets();
+        if (const char* want = std::getenv("GENIE_CPU_ISA"); want && *want)
+            for (const KernelSet* s : sets)
+                if (!std::strcmp(s->isa, want)) return s;
+        return sets.back();
+    }();
+    return *chosen;
+}
+
+std::string isa_description() { return kernel_set().isa; }
+
+}  // namespace genie::cpu

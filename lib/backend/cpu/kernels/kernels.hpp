@@ -1,0 +1,65 @@
+// Fast CPU kernels with run-time ISA dispatch. Every instruction-set variant lives in
+// its own translation unit compiled with that ISA's flags (lib/CMakeLists.txt), so the
+// library itself stays baseline x86-64 / armv8-a; kernel_set() picks the best variant
+// the running CPU supports once, at first use.
+//
+// A variant computes the same integer block sums as the reference dot products in
+// quant/vec_dot.hpp; only the float summation order differs (tested in
+// test/unit/test_kernels.cpp against the reference within a tight relative tolerance).
+#pragma once
+
+#include <genie/types.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace genie::cpu {
+
+/// y[r * ldy + c] = dot(weight row c, activation row r) for c < nw, r < na, where
+/// weight row c starts at w + c * w_stride (bytes) and activation row r (already
+/// quantized to quant::vec_dot_type of the weight type) at a + r * a_stride; k elements.
+using GemmFn = void (*)(int64_t k, const void* w, size_t w_stride, int64_t nw, const void* a, size_t a_stride,
+                        int64_t na, float* y, size_t ldy);
+
+/// Converts k floats to the activation format `dot_type`: bit-identical to
+/// quant::quantize_row for Q8_K/F16/BF16, to quantize_q8_0/1_ggml_x86 for Q8_0/Q8_1.
+using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
+
+/// Number of DType ids a table covers (ids are < 64).
+inline constexpr int kTypeSlots = 64;
+
+struct KernelSet {
+    const char* isa = "scalar";         ///< e.g. "avx512_vnni", "avx2", "neon_dotprod", "scalar"
+    GemmFn gemm[kTypeSlots] = {};        ///< by weight DType id; nullptr: no kernel
+    QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
+};
+
+/// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
+/// id = 127 / amax, round half to even, d = fp16(amax / 127); Q8_1 adds s = fp16(d * sum q)).
+/// llama.cpp runs these on every AVX machine, so every kernel set here uses them for
+/// activations; they differ from quant::quantize_row (1 / d, round half away) in the
+/// last bit now and then.
+void quantize_q8_0_ggml_x86(const float* x, void* y, int64_t k);
+void quantize_q8_1_ggml_x86(const float* x, void* y, int64_t k);
+
+/// The scalar reference set (quant/vec_dot.hpp per output, quant::quantize_row).
+const KernelSet& scalar_kernels();
+/// Every set this build has and the running CPU supports, best last (scalar first).
+std::vector<const KernelSet*> available_kernel_sets();
+/// The set in use: the best available one, or the one named by the environment
+/// variable GENIE_CPU_ISA (e.g. GENIE_CPU_ISA=scalar) when that is available.
+const KernelSet& kernel_set();
+/// The ISA in use, e.g. "avx512_vnni" (for genie-cli info --system).
+std::string isa_description();
+
+namespace detail {
+// Per-ISA tables, filled by each variant's translation unit (nullptr where the build or
+// the platform lacks it).
+const KernelSet* avx2_kernels();
+const KernelSet* avx512_kernels();
+const KernelSet* neon_kernels();
+}  // namespace detail
+
+}  // namespace genie::cpu

@@ -1,0 +1,190 @@
+// The JSON constraint's internals: the compiled schema (nodes), the byte-level pushdown
+// automaton that walks it (State + step), the token trie and the mask computation.
+// See docs/constraints.md.
+#pragma once
+
+#include <genie/constraint.hpp>
+#include <genie/tokenizer.hpp>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <span>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace genie {
+class Sampler;
+}
+
+namespace genie::constraint {
+
+// JSON types as bits of Node::types.
+enum : uint8_t {
+    kObject = 1,
+    kArray = 2,
+    kString = 4,
+    kNumber = 8,
+    kInteger = 16,
+    kBoolean = 32,
+    kNull = 64,
+    kAnyType = 127,
+};
+
+inline constexpr uint16_t kNoNode = 0xFFFF;
+inline constexpr int kMaxProperties = 64;
+inline constexpr int kMaxLiterals = 64;
+inline constexpr int kMaxFrames = 40;  // root + containers + one scalar
+inline constexpr int kMaxSchemaDepth = 16;
+inline constexpr uint32_t kMaxIntDigits = 15, kMaxFracDigits = 15, kMaxExpDigits = 2;  // 1e99 at most: nlohmann (and doubles) parse every number
+
+struct Property {
+    std::string key;  // the key as written between the quotes (JSON-escaped)
+    uint16_t node = kNoNode;
+};
+
+/// One schema node. A value matches when it is a literal of `literals` (enum/const
+/// only), or its type is in `types` and its contents match the per-type fields.
+struct Node {
+    uint8_t types = 0;
+    bool is_enum = false;                // only `literals` are allowed
+    std::vector<std::string> literals;   // compact JSON texts (enum/const, or true/false/null)
+    // object
+    std::vector<Property> properties;
+    uint64_t required = 0;               // bits over `properties`
+    uint16_t additional = kNoNode;       // schema of other keys; kNoNode = not allowed
+    // array
+    uint16_t items = kNoNode;
+    uint32_t min_items = 0, max_items = UINT32_MAX;
+    // string
+    uint32_t min_length = 0, max_length = UINT32_MAX;
+    // untyped ("any") values: nesting level of this node (objects/arrays inside have level+1)
+    bool any = false;
+};
+
+enum class FrameKind : uint8_t { Root, Object, Array, String, Number, Literal };
+
+/// One level of the automaton's stack. Plain bytes (every field zeroed when unused) so a
+/// state can be hashed and compared with memcmp.
+struct Frame {
+    uint64_t set = 0;    // Object: properties seen; Literal: alternatives still possible
+    uint64_t cand = 0;   // Object key: properties whose key starts with the typed bytes
+    uint32_t count = 0;  // Array: items; String: characters (when limited); Number: digits of the part; Object: key characters
+    uint16_t node = kNoNode;
+    uint16_t pos = 0;    // Literal: bytes matched; Object key: bytes typed
+    uint16_t uval = 0;   // string lexer: \u value so far
+    FrameKind kind = FrameKind::Root;
+    uint8_t phase = 0;
+    uint8_t ws = 0;      // whitespace bytes in the current gap
+    uint8_t prop = 0;    // Object: property of the current value (0xFF: additional); Number: 1 = integer only
+    uint8_t smode = 0;   // string lexer mode
+    uint8_t sneed = 0;   // string lexer: continuation bytes / hex digits remaining
+    uint8_t slo = 0, shi = 0;  // string lexer: range of the next UTF-8 continuation byte
+    uint8_t sflags = 0;  // string lexer: 1 = a low surrogate escape must follow
+    uint8_t depth = 0;   // containers below (for the nesting limit of untyped values)
+    uint8_t pad[4] = {};
+};
+static_assert(sizeof(Frame) == 40, "Frame must have no padding");
+
+struct State {
+    uint8_t size = 0;
+    std::array<Frame, kMaxFrames> frames{};
+    Frame& top() { return frames[size - 1]; }
+    const Frame& top() const { return frames[size - 1]; }
+    std::string_view key() const {
+        return {reinterpret_cast<const char*>(frames.data()), sizeof(Frame) * size};
+    }
+    void copy_from(const State& o) {
+        size = o.size;
+        std::memcpy(frames.data(), o.frames.data(), sizeof(Frame) * o.size);
+    }
+};
+
+/// The compiled schema and the automaton over it.
+struct Grammar {
+    std::vector<Node> nodes;
+    uint16_t root = kNoNode;
+    int32_t max_whitespace = 2;
+    int32_t max_nesting = 8;
+    uint32_t key_limit = 0;  // characters of an additional property's key; 0 = unlimited
+
+    State initial() const;
+    /// Advances by one byte; false (state unspecified) when the byte is not allowed.
+    bool step(State& s, uint8_t c) const;
+    /// True when the bytes so far are a complete value.
+    bool complete(const State& s) const;
+
+    // helpers
+    bool start_value(State& s, uint16_t node, uint8_t c) const;
+    bool lit_step(State& s, uint8_t c) const;
+    bool num_step(State& s, uint8_t c) const;
+    bool str_step(State& s, uint8_t c) const;
+    bool obj_step(State& s, uint8_t c) const;
+    bool arr_step(State& s, uint8_t c) const;
+    bool key_possible(const Frame& f) const;
+    void child_done(State& s) const;
+};
+
+/// Compiles a JSON schema text (throws genie::Error InvalidArgument).
+Grammar compile_schema(std::string_view schema_json, const JsonConstraintOptions& options);
+/// The grammar of any value (object_only: any object).
+Grammar any_grammar(bool object_only, const JsonConstraintOptions& options);
+
+/// A byte trie over the vocabulary's token texts, nodes in preorder: the subtree of node
+/// i is [i, end[i]). Node 0 is the root (empty prefix).
+struct TokenTrie {
+    struct TrieNode {
+        uint32_t end = 0;
+        uint32_t tok_begin = 0, tok_end = 0;  // into `tokens`
+        uint16_t depth = 0;
+        uint8_t byte = 0;
+    };
+    std::vector<TrieNode> nodes;
+    std::vector<TokenId> tokens;
+    std::vector<std::string> pieces;  // per token id (empty: never allowed as text)
+    std::vector<TokenId> eog;
+    size_t vocab_size = 0;
+    uint16_t max_depth = 0;
+
+    explicit TokenTrie(const Tokenizer& tok);
+};
+
+using Mask = std::vector<uint64_t>;
+
+/// Computes the mask of `s` by walking the trie and the automaton together, pruning a
+/// subtree as soon as its prefix is rejected. `scratch` holds one State per trie depth.
+void compute_mask(const Grammar& g, const TokenTrie& trie, const State& s, Mask& out, std::vector<State>& scratch);
+
+/// The generate loop's step: masks `logits` into `scratch`, samples, falls back to the
+/// best allowed token if the sampler picked a masked one, and advances `matcher`.
+/// Returns kNoToken when no token is allowed (the value is complete and the vocabulary
+/// has no EOG token).
+TokenId sample_constrained(JsonMatcher& matcher, Sampler& sampler, std::span<const float> logits,
+                           std::vector<float>& scratch);
+
+}  // namespace genie::constraint
+
+namespace genie {
+struct JsonConstraint::Impl {
+    Tokenizer tokenizer;
+    JsonConstraintOptions options;
+    constraint::Grammar grammar;
+    constraint::TokenTrie trie;
+
+    // The mask cache: state bytes -> mask (least recently used dropped first).
+    mutable std::mutex mutex;
+    mutable std::list<std::pair<std::string, std::shared_ptr<const constraint::Mask>>> lru;
+    mutable std::unordered_map<std::string_view,
+                               std::list<std::pair<std::string, std::shared_ptr<const constraint::Mask>>>::iterator>
+        index;
+
+    Impl(const Tokenizer& t, const JsonConstraintOptions& o, constraint::Grammar g)
+        : tokenizer(t), options(o), grammar(std::move(g)), trie(t) {}
+    std::shared_ptr<const constraint::Mask> mask(const constraint::State& s) const;
+};
+}  // namespace genie
