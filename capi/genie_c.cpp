@@ -3,6 +3,7 @@
 // (genie::Error, std::bad_alloc, anything else) into a status and a thread-local
 // message, so nothing ever unwinds into C.
 #include <genie/chat.hpp>
+#include <genie/constraint.hpp>
 #include <genie/error.hpp>
 #include <genie/genie.h>
 #include <genie/model.hpp>
@@ -12,9 +13,11 @@
 #include <genie/version.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -47,6 +50,11 @@ struct genie_session {
     uint64_t tag = kSessionTag;
     genie::Session session;
     std::atomic<bool> busy{false};
+    // genie_session_chat's JSON constraints, built once (building one walks the vocabulary).
+    // Only the call holding `busy` touches them.
+    std::shared_ptr<const genie::JsonConstraint> any_object{};
+    std::string schema_text{};
+    std::shared_ptr<const genie::JsonConstraint> schema{};
 };
 
 namespace {
@@ -250,7 +258,7 @@ void fill_result(genie_generate_result* out, const genie::GenerateResult& r) {
 // sampler busy, runs `run(session, sampler, options, callback)` and fills `out`.
 template <class Run>
 void generate_common(genie_generate_result* out, genie_session* session, genie_sampler* sampler,
-                     const genie_generate_options* opts, genie_piece_callback callback, void* user, Run&& run) {
+                     const genie_generate_options* opts, genie_generate_callback callback, void* user, Run&& run) {
     if (out) {
         check_version(out->version, GENIE_GENERATE_RESULT_VERSION, "genie_generate_result");
         genie_generate_result_clear(out);
@@ -588,7 +596,7 @@ void genie_generate_result_clear(genie_generate_result* result) {
 
 genie_status genie_session_generate(genie_generate_result* out, genie_session* session, const char* prompt,
                                     size_t prompt_len, genie_sampler* sampler, const genie_generate_options* opts,
-                                    genie_piece_callback callback, void* user) {
+                                    genie_generate_callback callback, void* user) {
     return guarded(__func__, [&] {
         const std::string_view text = text_arg(prompt, prompt_len, "prompt");
         generate_common(out, session, sampler, opts, callback, user,
@@ -599,7 +607,7 @@ genie_status genie_session_generate(genie_generate_result* out, genie_session* s
 
 genie_status genie_session_generate_tokens(genie_generate_result* out, genie_session* session,
                                            const genie_token* prompt, size_t prompt_count, genie_sampler* sampler,
-                                           const genie_generate_options* opts, genie_piece_callback callback,
+                                           const genie_generate_options* opts, genie_generate_callback callback,
                                            void* user) {
     return guarded(__func__, [&] {
         if (!prompt && prompt_count != 0) invalid("prompt is NULL but prompt_count is not 0");
@@ -613,28 +621,156 @@ genie_status genie_session_generate_tokens(genie_generate_result* out, genie_ses
     });
 }
 
-genie_status genie_session_chat(genie_generate_result* out, genie_session* session, const genie_chat_message* messages,
-                                size_t count, genie_sampler* sampler, const genie_generate_options* opts,
-                                genie_piece_callback callback, void* user) {
+genie_status genie_chat_request_init(genie_chat_request* req, unsigned int version) {
     return guarded(__func__, [&] {
+        require_out(req, "req");
+        check_version(version, GENIE_CHAT_REQUEST_VERSION, "genie_chat_request");
+        *req = genie_chat_request GENIE_CHAT_REQUEST_INIT;
+    });
+}
+
+void genie_chat_result_clear(genie_chat_result* result) {
+    if (!result) return;
+    std::free(result->text);
+    std::free(result->reasoning);
+    std::free(result->tool_name);
+    std::free(result->tool_arguments);
+    const unsigned int version = result->version;
+    *result = genie_chat_result GENIE_CHAT_RESULT_INIT;
+    result->version = version;
+}
+
+genie_status genie_session_chat(genie_session* session, const genie_chat_request* request,
+                                genie_piece_callback callback, void* user, genie_chat_result* out) {
+    return guarded(__func__, [&] {
+        using Clock = std::chrono::steady_clock;
+        const auto start = Clock::now();
+        if (out) {
+            check_version(out->version, GENIE_CHAT_RESULT_VERSION, "genie_chat_result");
+            genie_chat_result_clear(out);
+            out->finish_reason = GENIE_FINISH_ERROR;
+        }
         check(session);
-        const genie::Model& model = session->session.model();
-        generate_common(out, session, sampler, opts, callback, user,
-                        [&](genie::Session& s, genie::Sampler& sm, const genie::GenerateOptions& o,
-                            const genie::PieceCallback& cb) {
-                            // The template needs the model's handle data; build a view of it.
-                            genie_model view{kModelTag, model, model.chat_template()};
-                            const std::string prompt = render_chat(&view, messages, count, true);
-                            const genie::Tokenizer& tok = model.tokenizer();
-                            genie::TokenizeOptions to;
-                            to.add_special = o.add_special;
-                            to.parse_special = o.parse_special;
-                            if (tok.bos() != genie::kNoToken && prompt.starts_with(tok.token_text(tok.bos())))
-                                to.add_bos = false;  // the template wrote BOS itself
-                            const std::vector<genie::TokenId> tokens = tok.tokenize(prompt, to);
-                            if (tokens.empty()) invalid("the rendered conversation is empty (no tokens)");
-                            return s.generate(tokens, sm, o, cb);
-                        });
+        require(request != nullptr, "request must not be NULL");
+        check_version(request->version, GENIE_CHAT_REQUEST_VERSION, "genie_chat_request");
+        const genie_chat_request& rq = *request;
+        if (!rq.messages || rq.n_messages == 0) invalid("request->messages must hold at least one message");
+        std::vector<genie::ChatMessage> messages;
+        messages.reserve(rq.n_messages);
+        for (size_t i = 0; i < rq.n_messages; ++i) {
+            const genie_chat_turn& m = rq.messages[i];
+            const std::string where = "request->messages[" + std::to_string(i) + "]";
+            if (!m.role) invalid(where + ".role is NULL");
+            genie::ChatMessage message;
+            message.role = m.role;
+            message.content = std::string(text_arg(m.content, m.content_len, (where + ".content").c_str()));
+            messages.push_back(std::move(message));
+        }
+        if (rq.max_tokens < 0) invalid("request->max_tokens must be >= 0");
+        genie_sampler_options so = GENIE_SAMPLER_OPTIONS_INIT;
+        if (rq.sampler) {
+            check_version(rq.sampler->version, GENIE_SAMPLER_OPTIONS_VERSION, "genie_sampler_options");
+            so = *rq.sampler;
+        }
+        genie::Sampler sampler(to_cpp(so));
+
+        genie::ChatOptions options;
+        options.generate.max_tokens = rq.max_tokens;
+        if (rq.n_stop != 0 && !rq.stop) invalid("request->stop is NULL but n_stop is not 0");
+        for (size_t i = 0; i < rq.n_stop; ++i) {
+            if (!rq.stop[i]) invalid("request->stop[" + std::to_string(i) + "] is NULL");
+            options.generate.stop.emplace_back(rq.stop[i]);
+        }
+        switch (rq.think) {
+            case GENIE_THINK_DEFAULT:
+                if (rq.response_format != GENIE_RESPONSE_FORMAT_NONE) options.enable_thinking = false;
+                break;
+            case GENIE_THINK_ON: options.enable_thinking = true; break;
+            case GENIE_THINK_OFF: options.enable_thinking = false; break;
+            default: invalid("request->think: unknown value " + std::to_string(static_cast<int>(rq.think)));
+        }
+        options.tools_json = std::string(text_arg(rq.tools_json, rq.tools_json_len, "request->tools_json"));
+        const std::string_view schema = text_arg(rq.json_schema, rq.json_schema_len, "request->json_schema");
+
+        BusyGuard guard;
+        guard.acquire(session->busy, "the session");
+        const genie::Tokenizer& tok = session->session.model().tokenizer();
+        switch (rq.response_format) {
+            case GENIE_RESPONSE_FORMAT_NONE: break;
+            case GENIE_RESPONSE_FORMAT_JSON_OBJECT:
+                if (!session->any_object) session->any_object = genie::JsonConstraint::any_object(tok);
+                options.generate.constraint = session->any_object;
+                break;
+            case GENIE_RESPONSE_FORMAT_JSON_SCHEMA:
+                if (schema.empty()) invalid("request->json_schema is empty but response_format is JSON_SCHEMA");
+                if (!session->schema || session->schema_text != schema) {
+                    session->schema.reset();
+                    session->schema = genie::JsonConstraint::from_schema(schema, tok);  // InvalidArgument if bad
+                    session->schema_text.assign(schema);
+                }
+                options.generate.constraint = session->schema;
+                break;
+            default:
+                invalid("request->response_format: unknown value " +
+                        std::to_string(static_cast<int>(rq.response_format)));
+        }
+
+        // Pieces go to the callback; timeouts are checked after each one.
+        enum class Ended { No, Callback, Timeout } ended = Ended::No;
+        const bool has_deadline = rq.deadline_ms != 0;
+        const auto deadline = start + std::chrono::milliseconds(rq.deadline_ms);
+        const auto idle = std::chrono::milliseconds(rq.idle_timeout_ms);
+        auto last = start;
+        const genie::PieceCallback on_piece = [&](const genie::Piece& piece) {
+            const auto arrived = Clock::now();
+            if (callback && !piece.text.empty()) {
+                const genie_piece_kind kind =
+                    piece.kind == genie::PieceKind::Reasoning ? GENIE_PIECE_REASONING : GENIE_PIECE_CONTENT;
+                if (callback(user, kind, piece.text.data(), piece.text.size()) != 0) {
+                    ended = Ended::Callback;
+                    return false;
+                }
+            }
+            const auto now = Clock::now();
+            if ((has_deadline && now >= deadline) || (rq.idle_timeout_ms != 0 && arrived - last > idle)) {
+                ended = Ended::Timeout;
+                return false;
+            }
+            last = now;
+            return true;
+        };
+        const genie::ChatResult chat = session->session.chat(messages, sampler, options, on_piece);
+        if (!out) return;
+        const genie::GenerateResult& g = chat.generation;
+        genie_chat_result r = GENIE_CHAT_RESULT_INIT;
+        r.version = out->version;
+        try {
+            r.text = copy_string(g.text);
+            r.text_len = g.text.size();
+            r.reasoning = copy_string(g.reasoning);
+            r.reasoning_len = g.reasoning.size();
+            r.n_tool_calls = chat.tool_calls.size();
+            if (!chat.tool_calls.empty()) {
+                r.tool_name = copy_string(chat.tool_calls.front().name);
+                r.tool_arguments = copy_string(chat.tool_calls.front().arguments_json);
+            }
+        } catch (...) {
+            genie_chat_result_clear(&r);
+            throw;
+        }
+        r.finish_reason = ended == Ended::Timeout    ? GENIE_FINISH_TIMEOUT
+                          : ended == Ended::Callback ? GENIE_FINISH_CANCELLED
+                                                     : to_c(g.finish_reason);
+        r.prompt_tokens = g.prompt_tokens;
+        r.reused_prefix_tokens = g.reused_prompt_tokens;
+        r.completion_tokens = g.completion_tokens;
+        r.time_to_first_token_ms = g.timings.time_to_first_token_ms;
+        r.prefill_ms = g.timings.prompt_eval_ms;
+        r.prefill_tokens_per_s = g.timings.prompt_tokens_per_s;
+        r.decode_ms = g.timings.decode_ms;
+        r.decode_tokens_per_s = g.timings.decode_tokens_per_s;
+        r.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        *out = r;
     });
 }
 

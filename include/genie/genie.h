@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 /* Bumped when a function signature or struct layout changes incompatibly. */
-#define GENIE_ABI_VERSION 1
+#define GENIE_ABI_VERSION 2
 
 /* Result of every fallible function. Same values as genie::ErrorCode. */
 typedef enum genie_status {
@@ -287,10 +287,13 @@ GENIE_API genie_status genie_generate_options_init(genie_generate_options *opts,
 
 /* Why a generation ended. */
 typedef enum genie_finish_reason {
-    GENIE_FINISH_STOP = 0,      /* an end-of-generation token, or the callback returned non-zero */
+    GENIE_FINISH_STOP = 0,      /* an end-of-generation token or a stop string (genie_session_generate:
+                                   also the callback returning non-zero) */
     GENIE_FINISH_LENGTH = 1,    /* max_tokens reached, or the context is full */
-    GENIE_FINISH_CANCELLED = 2, /* genie_session_cancel was called */
-    GENIE_FINISH_ERROR = 3      /* the call failed: see its status and genie_last_error() */
+    GENIE_FINISH_CANCELLED = 2, /* genie_session_cancel was called (genie_session_chat: also the
+                                   callback returning non-zero) */
+    GENIE_FINISH_ERROR = 3,     /* the call failed: see its status and genie_last_error() */
+    GENIE_FINISH_TIMEOUT = 4    /* genie_session_chat: the idle timeout or the deadline passed */
 } genie_finish_reason;
 
 #define GENIE_GENERATE_RESULT_VERSION 1
@@ -325,8 +328,9 @@ GENIE_API void genie_generate_result_clear(genie_generate_result *result);
  * `token` the token that completed it, or GENIE_NO_TOKEN for the final flush of held-back
  * bytes. Return 0 to continue, non-zero to stop (finish reason GENIE_FINISH_STOP). Called
  * on the thread that called genie_session_generate, before it returns. It must not call
- * functions on the same session or sampler (genie_session_cancel excepted). */
-typedef int (*genie_piece_callback)(void *user, const char *utf8, size_t len, genie_token token);
+ * functions on the same session or sampler (genie_session_cancel excepted).
+ * (genie_session_chat takes a genie_piece_callback instead, which reports a piece kind.) */
+typedef int (*genie_generate_callback)(void *user, const char *utf8, size_t len, genie_token token);
 
 /* Tokenizes `prompt` (prompt_len bytes) and generates after it, reusing the longest prefix
  * the KV cache holds. `out` (may be NULL) receives the result: pass a result set with
@@ -338,14 +342,14 @@ typedef int (*genie_piece_callback)(void *user, const char *utf8, size_t len, ge
  * GENIE_OK with finish reason GENIE_FINISH_CANCELLED. */
 GENIE_API genie_status genie_session_generate(genie_generate_result *out, genie_session *session,
                                               const char *prompt, size_t prompt_len, genie_sampler *sampler,
-                                              const genie_generate_options *opts, genie_piece_callback callback,
+                                              const genie_generate_options *opts, genie_generate_callback callback,
                                               void *user);
 
 /* Same with prompt tokens (add_special / parse_special are ignored). */
 GENIE_API genie_status genie_session_generate_tokens(genie_generate_result *out, genie_session *session,
                                                      const genie_token *prompt, size_t prompt_count,
                                                      genie_sampler *sampler, const genie_generate_options *opts,
-                                                     genie_piece_callback callback, void *user);
+                                                     genie_generate_callback callback, void *user);
 
 /* One message of a conversation. */
 typedef struct genie_chat_message {
@@ -363,14 +367,148 @@ GENIE_API genie_status genie_model_apply_chat_template(char **out_text, size_t *
                                                        const genie_chat_message *messages, size_t count,
                                                        int add_generation_prompt);
 
-/* Renders the conversation (as genie_model_apply_chat_template with the generation
- * prompt) and generates the assistant's answer, as genie_session_generate. Control tokens
- * in the rendered text are parsed; BOS is added only when the vocabulary asks for it and
- * the rendered text does not already begin with it. */
-GENIE_API genie_status genie_session_chat(genie_generate_result *out, genie_session *session,
-                                          const genie_chat_message *messages, size_t count, genie_sampler *sampler,
-                                          const genie_generate_options *opts, genie_piece_callback callback,
-                                          void *user);
+/* ---- chat -------------------------------------------------------------------------- */
+
+/* One message of a genie_session_chat request. */
+typedef struct genie_chat_turn {
+    const char *role;    /* "system", "user", "assistant", "tool"; NUL-terminated; several
+                            "system" messages are allowed (the template decides what it does
+                            with them) */
+    const char *content; /* content_len bytes of UTF-8, not necessarily NUL-terminated; NULL
+                            with content_len 0 is the empty string */
+    size_t content_len;
+} genie_chat_turn;
+
+/* What the answer must look like. */
+typedef enum genie_response_format {
+    GENIE_RESPONSE_FORMAT_NONE = 0,        /* free text */
+    GENIE_RESPONSE_FORMAT_JSON_OBJECT = 1, /* any JSON object (genie::JsonConstraint::any_object) */
+    GENIE_RESPONSE_FORMAT_JSON_SCHEMA = 2  /* a JSON value following json_schema
+                                              (genie::JsonConstraint::from_schema; docs/constraints.md) */
+} genie_response_format;
+
+/* Qwen3-style thinking switch (the template's `enable_thinking`). */
+typedef enum genie_think {
+    GENIE_THINK_DEFAULT = 0, /* the template's default; with a JSON response format: off */
+    GENIE_THINK_ON = 1,
+    GENIE_THINK_OFF = 2
+} genie_think;
+
+#define GENIE_CHAT_REQUEST_VERSION 1
+/* A genie_session_chat request. Set it with GENIE_CHAT_REQUEST_INIT or
+ * genie_chat_request_init(&req, GENIE_CHAT_REQUEST_VERSION), then fill in the messages.
+ * Everything it points to is read during the call only. */
+typedef struct genie_chat_request {
+    unsigned int version;             /* GENIE_CHAT_REQUEST_VERSION */
+    const genie_chat_turn *messages;  /* n_messages messages (at least one) */
+    size_t n_messages;
+    int32_t max_tokens;               /* new tokens at most, reasoning included (finish LENGTH); default 256 */
+    const genie_sampler_options *sampler; /* NULL = GENIE_SAMPLER_OPTIONS_INIT (greedy); a
+                                             fresh sampler is made from it for each call */
+    genie_response_format response_format; /* default GENIE_RESPONSE_FORMAT_NONE */
+    const char *json_schema;          /* GENIE_RESPONSE_FORMAT_JSON_SCHEMA: the schema's JSON text */
+    size_t json_schema_len;           /* bytes of json_schema */
+    genie_think think;                /* default GENIE_THINK_DEFAULT */
+    /* Stop strings (n_stop NUL-terminated UTF-8 strings): the answer ends before the first
+     * one it contains (finish STOP); the stop string is not part of the text. Default none. */
+    const char *const *stop;
+    size_t n_stop;
+    /* Per-token idle timeout in ms (0 = none): when more than this passed between two
+     * pieces (for the first piece: since the call began, so it includes the prompt's
+     * evaluation) the call ends with finish TIMEOUT. */
+    uint32_t idle_timeout_ms;
+    /* Total deadline in ms from the call's start (0 = none): once passed, the call ends
+     * with finish TIMEOUT. */
+    uint32_t deadline_ms;
+    /* Optional JSON array of tool definitions (OpenAI shape) given to the template as
+     * `tools`; NULL with tools_json_len 0 = none. Tool calls found in the answer are
+     * reported in genie_chat_result. */
+    const char *tools_json;
+    size_t tools_json_len;
+} genie_chat_request;
+#define GENIE_CHAT_REQUEST_INIT                                                                                      \
+    { GENIE_CHAT_REQUEST_VERSION, NULL, 0, 256, NULL, GENIE_RESPONSE_FORMAT_NONE, NULL, 0, GENIE_THINK_DEFAULT, NULL, \
+      0, 0u, 0u, NULL, 0 }
+
+/* Sets *req to the defaults of `version` (GENIE_CHAT_REQUEST_VERSION). Equal to
+ * GENIE_CHAT_REQUEST_INIT. GENIE_INVALID_ARGUMENT for NULL or an unknown version. */
+GENIE_API genie_status genie_chat_request_init(genie_chat_request *req, unsigned int version);
+
+/* What a piece of chat output is. */
+typedef enum genie_piece_kind {
+    GENIE_PIECE_CONTENT = 0,  /* the answer */
+    GENIE_PIECE_REASONING = 1 /* thinking inside <think>...</think> (tags removed) */
+} genie_piece_kind;
+
+/* Receives each piece of a chat answer: `len` (> 0) bytes of complete UTF-8 (a character
+ * split across tokens arrives whole with the token that completes it), never the text of
+ * a special/control token, not NUL-terminated. Return 0 to continue, non-zero to cancel
+ * (finish reason GENIE_FINISH_CANCELLED).
+ * Thread: always called on the thread that called genie_session_chat, synchronously,
+ * before that call returns; never from another thread. It must not call functions on the
+ * same session (genie_session_cancel excepted). */
+typedef int (*genie_piece_callback)(void *user, genie_piece_kind kind, const char *utf8, size_t len);
+
+#define GENIE_CHAT_RESULT_VERSION 1
+/* The outcome of genie_session_chat. Initialise with GENIE_CHAT_RESULT_INIT; release what
+ * it owns with genie_chat_result_clear (it may be reused afterwards). The strings are
+ * malloc'ed like every libgenie string: a caller may take one (set the field to NULL) and
+ * free it later with genie_string_free. */
+typedef struct genie_chat_result {
+    unsigned int version;         /* set by the caller: GENIE_CHAT_RESULT_VERSION */
+    char *text;                   /* the answer (content pieces, reasoning excluded), NUL-terminated */
+    size_t text_len;
+    char *reasoning;              /* the reasoning text (trimmed), "" when none */
+    size_t reasoning_len;
+    size_t n_tool_calls;          /* tool calls found in the answer */
+    char *tool_name;              /* the first tool call's name; NULL when n_tool_calls is 0 */
+    char *tool_arguments;         /* its arguments as JSON text ("{}" when none); NULL when none */
+    genie_finish_reason finish_reason; /* STOP, LENGTH, CANCELLED, TIMEOUT, or ERROR on failure */
+    int32_t prompt_tokens;        /* tokens of the rendered conversation */
+    int32_t reused_prefix_tokens; /* of those, found in the KV cache (not evaluated) */
+    int32_t completion_tokens;    /* generated tokens, reasoning included */
+    double time_to_first_token_ms;/* from the call to the first generated token */
+    double prefill_ms;            /* evaluating the non-reused prompt tokens */
+    double prefill_tokens_per_s;
+    double decode_ms;             /* generating the tokens after the first */
+    double decode_tokens_per_s;
+    double total_ms;              /* the whole call */
+} genie_chat_result;
+#define GENIE_CHAT_RESULT_INIT \
+    { GENIE_CHAT_RESULT_VERSION, NULL, 0, NULL, 0, 0, NULL, NULL, GENIE_FINISH_STOP, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }
+
+/* Frees the strings of *result and zeroes its other fields (version kept). NULL is a no-op. */
+GENIE_API void genie_chat_result_clear(genie_chat_result *result);
+
+/* Renders request->messages with the model's chat template (the GGUF's
+ * tokenizer.chat_template, or ChatML when it has none; BOS not added twice), generates
+ * the assistant's answer and streams it to `callback` (may be NULL) as CONTENT and
+ * REASONING pieces (a leading <think>...</think> block is split off), reusing the longest
+ * prefix the KV cache holds. Then finds tool calls in the answer.
+ *
+ * Argument order: this function follows the order written in its specification
+ * (`out` last), an exception to the out-parameters-first rule of this header.
+ * `out` (may be NULL) must be set with GENIE_CHAT_RESULT_INIT or cleared; anything it held
+ * is freed first; the caller releases it with genie_chat_result_clear.
+ *
+ * Finish reasons: STOP (end-of-generation token, stop string, or a JSON value complete),
+ * LENGTH (max_tokens or the context is full), CANCELLED (genie_session_cancel from any
+ * thread, or the callback returned non-zero), TIMEOUT (idle timeout or deadline). These
+ * all return GENIE_OK with the text produced so far. Timeouts are checked each time a
+ * piece is produced (after it was delivered), so the call ends at the first piece after
+ * the limit; a forward pass (the prompt's evaluation, or one token) that is running is not
+ * interrupted, and a token that yields no text yet (part of a character, held back for a
+ * possible stop string) is checked at the next piece.
+ * With a JSON response format only tokens that keep the answer a prefix of an accepted
+ * value are sampled: on STOP the text is a complete value, on LENGTH/CANCELLED/TIMEOUT a
+ * prefix of one.
+ * Errors (out->finish_reason = GENIE_FINISH_ERROR): INVALID_ARGUMENT (bad request:
+ * version, no messages, NULL role, negative max_tokens, an invalid or unsupported JSON
+ * schema — all before anything is generated), CONTEXT_OVERFLOW (the conversation does not
+ * fit; the cache is left as it was), FORMAT/INVALID_ARGUMENT/UNSUPPORTED (the template
+ * failed), BUSY (another call runs on the session). */
+GENIE_API genie_status genie_session_chat(genie_session *session, const genie_chat_request *request,
+                                          genie_piece_callback callback, void *user, genie_chat_result *out);
 
 /* Asks a running generation on `session` to stop; it returns within one token with
  * GENIE_FINISH_CANCELLED. Callable from any thread; a no-op when nothing runs (a cancel

@@ -3,6 +3,7 @@
 // crash), and a greedy generation through the C ABI equals the C++ API and genie-cli.
 #include "support/test_support.hpp"
 
+#include <genie/constraint.hpp>
 #include <genie/error.hpp>
 #include <genie/genie.h>
 #include <genie/version.h>
@@ -13,11 +14,13 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -157,6 +160,49 @@ TEST_CASE("capi: _INIT macros equal the _init functions", "[capi]") {
         CHECK((a.add_special != 0) == cpp.add_special);
         CHECK((a.parse_special != 0) == cpp.parse_special);
     }
+    {
+        genie_chat_request a = GENIE_CHAT_REQUEST_INIT, b;
+        std::memset(&b, 0xab, sizeof b);
+        REQUIRE(genie_chat_request_init(&b, GENIE_CHAT_REQUEST_VERSION) == GENIE_OK);
+        // Field by field: the struct has padding.
+        CHECK(a.version == GENIE_CHAT_REQUEST_VERSION);
+        CHECK(a.version == b.version);
+        CHECK(b.messages == nullptr);
+        CHECK(a.n_messages == b.n_messages);
+        CHECK(a.max_tokens == b.max_tokens);
+        CHECK(b.sampler == nullptr);
+        CHECK(a.response_format == b.response_format);
+        CHECK(b.json_schema == nullptr);
+        CHECK(a.json_schema_len == b.json_schema_len);
+        CHECK(a.think == b.think);
+        CHECK(b.stop == nullptr);
+        CHECK(a.n_stop == b.n_stop);
+        CHECK(a.idle_timeout_ms == b.idle_timeout_ms);
+        CHECK(a.deadline_ms == b.deadline_ms);
+        CHECK(b.tools_json == nullptr);
+        CHECK(a.tools_json_len == b.tools_json_len);
+        CHECK(a.max_tokens == genie::GenerateOptions{}.max_tokens);
+        CHECK(a.response_format == GENIE_RESPONSE_FORMAT_NONE);
+        CHECK(a.think == GENIE_THINK_DEFAULT);
+        CHECK(a.n_messages == 0);
+        CHECK(a.idle_timeout_ms == 0);
+        CHECK(a.deadline_ms == 0);
+    }
+    {
+        // The result's INIT is all empty; clear() brings a result back to it.
+        genie_chat_result a = GENIE_CHAT_RESULT_INIT;
+        CHECK(a.version == GENIE_CHAT_RESULT_VERSION);
+        CHECK(a.text == nullptr);
+        CHECK(a.reasoning == nullptr);
+        CHECK(a.tool_name == nullptr);
+        CHECK(a.tool_arguments == nullptr);
+        CHECK(a.finish_reason == GENIE_FINISH_STOP);
+        a.prompt_tokens = 5;
+        a.total_ms = 2.0;
+        genie_chat_result_clear(&a);
+        const genie_chat_result b = GENIE_CHAT_RESULT_INIT;
+        CHECK(same_bytes(a, b));
+    }
     // Unknown versions are rejected.
     genie_model_options mo;
     require_error(genie_model_options_init(&mo, 0), GENIE_INVALID_ARGUMENT, "genie_model_options_init");
@@ -250,8 +296,27 @@ TEST_CASE("capi: NULL and garbage arguments give an error, never a crash", "[cap
                   GENIE_INVALID_ARGUMENT, "genie_session_generate");
     require_error(genie_session_generate_tokens(nullptr, nullptr, nullptr, 3, nullptr, nullptr, nullptr, nullptr),
                   GENIE_INVALID_ARGUMENT, "genie_session_generate_tokens");
-    require_error(genie_session_chat(nullptr, bad_session, nullptr, 0, nullptr, nullptr, nullptr, nullptr),
-                  GENIE_INVALID_ARGUMENT, "genie_session_chat");
+    {
+        const genie_chat_turn turn = {"user", "hi", 2};
+        genie_chat_request request = GENIE_CHAT_REQUEST_INIT;
+        request.messages = &turn;
+        request.n_messages = 1;
+        genie_chat_result chat = GENIE_CHAT_RESULT_INIT;
+        require_error(genie_session_chat(bad_session, &request, nullptr, nullptr, &chat), GENIE_INVALID_ARGUMENT,
+                      "genie_session_chat");
+        CHECK(chat.finish_reason == GENIE_FINISH_ERROR);
+        CHECK(chat.text == nullptr);
+        require_error(genie_session_chat(nullptr, nullptr, nullptr, nullptr, nullptr), GENIE_INVALID_ARGUMENT,
+                      "genie_session_chat");
+        genie_chat_result bad_chat;
+        std::memset(&bad_chat, 0x5a, sizeof bad_chat);  // garbage version: rejected, not freed
+        require_error(genie_session_chat(bad_session, &request, nullptr, nullptr, &bad_chat), GENIE_INVALID_ARGUMENT,
+                      "genie_session_chat");
+        require_error(genie_chat_request_init(nullptr, GENIE_CHAT_REQUEST_VERSION), GENIE_INVALID_ARGUMENT,
+                      "genie_chat_request_init");
+        require_error(genie_chat_request_init(&request, 0), GENIE_INVALID_ARGUMENT, "genie_chat_request_init");
+        genie_chat_result_clear(nullptr);
+    }
     require_error(genie_session_cancel(nullptr), GENIE_INVALID_ARGUMENT, "genie_session_cancel");
     require_error(genie_session_cancel(bad_session), GENIE_INVALID_ARGUMENT, "genie_session_cancel");
     const float* out_logits = logits;
@@ -582,7 +647,7 @@ TEST_CASE("capi: log callback receives errors", "[capi]") {
     CHECK(sink.messages[0] == "genie_model_load: /nonexistent/x.gguf: cannot open: No such file or directory");
 }
 
-TEST_CASE("capi: chat template and chat generation", "[capi]") {
+TEST_CASE("capi: chat template rendering", "[capi]") {
     Loaded l;
     const genie_chat_message messages[2] = {{"system", "Be brief."}, {"user", "Tell a story."}};
     char* text = nullptr;
@@ -598,15 +663,335 @@ TEST_CASE("capi: chat template and chat generation", "[capi]") {
               "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nTell a story.<|im_end|>\n"
               "<|im_start|>assistant\n");
     }
-    genie_generate_options opts = GENIE_GENERATE_OPTIONS_INIT;
-    opts.max_tokens = 8;
-    genie_generate_result result = GENIE_GENERATE_RESULT_INIT;
-    REQUIRE(genie_session_chat(&result, l.session, messages, 2, l.sampler, &opts, nullptr, nullptr) == GENIE_OK);
-    CHECK(result.prompt_tokens > 10);
-    CHECK(result.finish_reason != GENIE_FINISH_ERROR);
-    genie_generate_result_clear(&result);
+}
 
-    const genie_chat_message no_role[1] = {{nullptr, "x"}};
-    CHECK(genie_session_chat(&result, l.session, no_role, 1, l.sampler, &opts, nullptr, nullptr) ==
-          GENIE_INVALID_ARGUMENT);
+namespace {
+
+struct ChatStream {
+    std::vector<std::pair<genie_piece_kind, std::string>> pieces;
+    bool complete_utf8 = true;
+    int cancel_after = -1;  // non-zero return after this many pieces
+    int sleep_ms = 0;       // a slow consumer
+    genie_session* cancel_session = nullptr;  // genie_session_cancel from another thread at the 2nd piece
+    std::string text(genie_piece_kind kind) const {
+        std::string out;
+        for (const auto& [k, t] : pieces)
+            if (k == kind) out += t;
+        return out;
+    }
+};
+
+bool is_complete_utf8(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (n == 0 || i + n > s.size()) return false;
+        for (size_t k = 1; k < n; ++k)
+            if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+        i += n;
+    }
+    return true;
+}
+
+int chat_piece(void* user, genie_piece_kind kind, const char* utf8, size_t len) {
+    auto* s = static_cast<ChatStream*>(user);
+    const std::string text(utf8, len);
+    if (len == 0 || !is_complete_utf8(text)) s->complete_utf8 = false;
+    s->pieces.emplace_back(kind, text);
+    if (s->sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(s->sleep_ms));
+    if (s->cancel_session && s->pieces.size() == 2)
+        std::thread([session = s->cancel_session] { genie_session_cancel(session); }).join();
+    return s->cancel_after >= 0 && static_cast<int>(s->pieces.size()) >= s->cancel_after ? 1 : 0;
+}
+
+std::string result_text(const genie_chat_result& r) { return r.text ? std::string(r.text, r.text_len) : std::string(); }
+
+// The checks every chat call's outcome passes: text equals the CONTENT pieces, complete UTF-8.
+void check_stream(const genie_chat_result& r, const ChatStream& s) {
+    CHECK(s.complete_utf8);
+    CHECK(result_text(r) == s.text(GENIE_PIECE_CONTENT));
+    REQUIRE(r.text != nullptr);
+    CHECK(std::strlen(r.text) == r.text_len);
+    REQUIRE(r.reasoning != nullptr);
+    CHECK(std::strlen(r.reasoning) == r.reasoning_len);
+}
+
+genie_chat_turn turn(const char* role, const char* content) { return {role, content, std::strlen(content)}; }
+
+}  // namespace
+
+TEST_CASE("capi: chat request on stories260K (ChatML): pieces, stop strings, JSON, timeouts, cancel", "[capi]") {
+    Loaded l;
+    const genie_chat_turn messages[3] = {turn("system", "Be brief."), turn("system", "Tell stories."),
+                                         turn("user", "Tell a story.")};
+    genie_chat_request request = GENIE_CHAT_REQUEST_INIT;
+    request.messages = messages;
+    request.n_messages = 3;
+    request.max_tokens = 24;
+    genie_chat_result result = GENIE_CHAT_RESULT_INIT;
+    ChatStream stream;
+    REQUIRE(genie_session_chat(l.session, &request, chat_piece, &stream, &result) == GENIE_OK);
+    const std::string full = result_text(result);
+    INFO("answer: " << full);
+    check_stream(result, stream);
+    CHECK(!full.empty());
+    CHECK(stream.text(GENIE_PIECE_REASONING).empty());
+    CHECK((result.finish_reason == GENIE_FINISH_LENGTH || result.finish_reason == GENIE_FINISH_STOP));
+    CHECK(result.prompt_tokens > 10);
+    CHECK(result.completion_tokens > 0);
+    CHECK(result.completion_tokens <= 24);
+    CHECK(result.reused_prefix_tokens == 0);
+    CHECK(result.time_to_first_token_ms > 0);
+    CHECK(result.prefill_tokens_per_s > 0);
+    CHECK(result.total_ms >= result.time_to_first_token_ms);
+    CHECK(result.n_tool_calls == 0);
+    CHECK(result.tool_name == nullptr);
+
+    // The same as the C++ API (greedy, same messages).
+    {
+        const genie::Model model = genie::Model::load(stories_path());
+        genie::Session session(model);
+        genie::Sampler greedy;
+        genie::ChatOptions co;
+        co.generate.max_tokens = 24;
+        std::vector<genie::ChatMessage> cpp_messages(3);
+        cpp_messages[0].role = "system";
+        cpp_messages[0].content = "Be brief.";
+        cpp_messages[1].role = "system";
+        cpp_messages[1].content = "Tell stories.";
+        cpp_messages[2].role = "user";
+        cpp_messages[2].content = "Tell a story.";
+        CHECK(session.chat(cpp_messages, greedy, co).generation.text == full);
+    }
+
+    // Again: the conversation's prefix is reused; the text is the same; the result may be
+    // reused without clearing (the call frees what it held). The text may be taken and
+    // freed with genie_string_free.
+    {
+        REQUIRE(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_OK);
+        CHECK(result.reused_prefix_tokens > 0);
+        CHECK(result_text(result) == full);
+        char* taken = result.text;
+        result.text = nullptr;
+        genie_string_free(taken);
+        genie_chat_result_clear(&result);
+        CHECK(result.version == GENIE_CHAT_RESULT_VERSION);
+        // out may be NULL.
+        CHECK(genie_session_chat(l.session, &request, nullptr, nullptr, nullptr) == GENIE_OK);
+    }
+
+    // Stop strings: the answer ends before the stop string.
+    if (full.size() >= 8) {
+        const std::string stop_at = full.substr(full.size() / 2, 3);
+        const char* stops[1] = {stop_at.c_str()};
+        request.stop = stops;
+        request.n_stop = 1;
+        ChatStream s;
+        REQUIRE(genie_session_chat(l.session, &request, chat_piece, &s, &result) == GENIE_OK);
+        check_stream(result, s);
+        CHECK(result.finish_reason == GENIE_FINISH_STOP);
+        CHECK(result_text(result) == full.substr(0, full.find(stop_at)));
+        genie_chat_result_clear(&result);
+        request.stop = nullptr;
+        CHECK(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        CHECK(result.finish_reason == GENIE_FINISH_ERROR);
+        request.n_stop = 0;
+    } else {
+        WARN("stories260K's answer is too short for the stop-string check: '" << full << "'");
+    }
+
+    // Callback non-zero -> CANCELLED, after exactly that many pieces.
+    {
+        ChatStream s;
+        s.cancel_after = 2;
+        REQUIRE(genie_session_chat(l.session, &request, chat_piece, &s, &result) == GENIE_OK);
+        CHECK(result.finish_reason == GENIE_FINISH_CANCELLED);
+        CHECK(s.pieces.size() == 2);
+        check_stream(result, s);
+    }
+    // genie_session_cancel from another thread -> CANCELLED.
+    {
+        ChatStream s;
+        s.cancel_session = l.session;
+        request.max_tokens = 64;
+        REQUIRE(genie_session_chat(l.session, &request, chat_piece, &s, &result) == GENIE_OK);
+        CHECK(result.finish_reason == GENIE_FINISH_CANCELLED);
+        CHECK(s.pieces.size() <= 3);  // within one token (plus text released at the end)
+        check_stream(result, s);
+    }
+    // A total deadline of 1 ms -> TIMEOUT (a consumer that takes 2 ms per piece makes sure
+    // it passes before the answer ends).
+    {
+        ChatStream s;
+        s.sleep_ms = 2;
+        request.deadline_ms = 1;
+        REQUIRE(genie_session_chat(l.session, &request, chat_piece, &s, &result) == GENIE_OK);
+        CHECK(result.finish_reason == GENIE_FINISH_TIMEOUT);
+        CHECK(s.pieces.size() == 1);  // the first piece arrives after >= 1 ms of the call
+        check_stream(result, s);
+        request.deadline_ms = 0;
+        // The idle timeout counts the model's time between pieces, not the consumer's.
+        request.idle_timeout_ms = 1000;
+        s = ChatStream{};
+        s.sleep_ms = 2;
+        request.max_tokens = 8;
+        REQUIRE(genie_session_chat(l.session, &request, chat_piece, &s, &result) == GENIE_OK);
+        CHECK(result.finish_reason != GENIE_FINISH_TIMEOUT);
+        request.idle_timeout_ms = 0;
+    }
+
+    // Response format JSON object: the text is JSON (a complete object on STOP, a prefix of
+    // one on LENGTH).
+    {
+        const genie::Model model = genie::Model::load(stories_path());
+        const auto constraint = genie::JsonConstraint::any_object(model.tokenizer());
+        request.response_format = GENIE_RESPONSE_FORMAT_JSON_OBJECT;
+        request.max_tokens = 24;
+        ChatStream s;
+        REQUIRE(genie_session_chat(l.session, &request, chat_piece, &s, &result) == GENIE_OK);
+        check_stream(result, s);
+        const std::string json = result_text(result);
+        INFO("JSON answer: " << json);
+        // At most max_whitespace (2) bytes of whitespace may come before the value.
+        REQUIRE(json.find_first_not_of(" \t\r\n") <= 2);
+        CHECK(json[json.find_first_not_of(" \t\r\n")] == '{');
+        genie::JsonMatcher matcher(constraint);
+        CHECK(matcher.accept_text(json));
+        if (result.finish_reason == GENIE_FINISH_STOP) CHECK(matcher.is_complete());
+        else CHECK(result.finish_reason == GENIE_FINISH_LENGTH);
+
+        // A JSON schema; an invalid one is INVALID_ARGUMENT before anything is generated.
+        const std::string schema = R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],
+                                       "additionalProperties":false})";
+        request.response_format = GENIE_RESPONSE_FORMAT_JSON_SCHEMA;
+        request.json_schema = schema.data();
+        request.json_schema_len = schema.size();
+        ChatStream s2;
+        REQUIRE(genie_session_chat(l.session, &request, chat_piece, &s2, &result) == GENIE_OK);
+        check_stream(result, s2);
+        const std::string typed = result_text(result);
+        INFO("schema answer: " << typed);
+        genie::JsonMatcher schema_matcher(genie::JsonConstraint::from_schema(schema, model.tokenizer()));
+        CHECK(schema_matcher.accept_text(typed));
+        CHECK(typed.find_first_not_of(" \t\r\n") == typed.find('{'));
+        if (result.finish_reason == GENIE_FINISH_STOP) CHECK(schema_matcher.is_complete());
+
+        const std::string bad = R"({"type":"object","properties":{"n":{"type":"integer","minimum":3}}})";
+        request.json_schema = bad.data();
+        request.json_schema_len = bad.size();
+        ChatStream s3;
+        require_error(genie_session_chat(l.session, &request, chat_piece, &s3, &result), GENIE_INVALID_ARGUMENT,
+                      "genie_session_chat");
+        CHECK(std::string(genie_last_error()).find("minimum") != std::string::npos);
+        CHECK(s3.pieces.empty());
+        CHECK(result.finish_reason == GENIE_FINISH_ERROR);
+        CHECK(result.text == nullptr);
+        request.json_schema = "{not json";
+        request.json_schema_len = 9;
+        CHECK(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        request.json_schema_len = 0;
+        CHECK(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        request.json_schema = nullptr;
+        request.response_format = static_cast<genie_response_format>(9);
+        CHECK(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        request.response_format = GENIE_RESPONSE_FORMAT_NONE;
+    }
+
+    // Bad requests.
+    {
+        genie_chat_request bad = request;
+        bad.version = GENIE_CHAT_REQUEST_VERSION + 1;
+        CHECK(genie_session_chat(l.session, &bad, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        bad = request;
+        bad.n_messages = 0;
+        CHECK(genie_session_chat(l.session, &bad, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        bad = request;
+        bad.max_tokens = -1;
+        CHECK(genie_session_chat(l.session, &bad, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        bad = request;
+        bad.think = static_cast<genie_think>(7);
+        CHECK(genie_session_chat(l.session, &bad, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        const genie_chat_turn no_role[1] = {{nullptr, "x", 1}};
+        bad = request;
+        bad.messages = no_role;
+        bad.n_messages = 1;
+        require_error(genie_session_chat(l.session, &bad, nullptr, nullptr, &result), GENIE_INVALID_ARGUMENT,
+                      "genie_session_chat");
+        const genie_chat_turn null_content[1] = {{"user", nullptr, 3}};
+        bad.messages = null_content;
+        CHECK(genie_session_chat(l.session, &bad, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        genie_sampler_options so = GENIE_SAMPLER_OPTIONS_INIT;
+        so.version = 0;
+        bad = request;
+        bad.sampler = &so;
+        CHECK(genie_session_chat(l.session, &bad, nullptr, nullptr, &result) == GENIE_INVALID_ARGUMENT);
+        CHECK(result.finish_reason == GENIE_FINISH_ERROR);
+    }
+    // Content given by length: bytes after content_len are not read.
+    {
+        const char buffer[] = "Tell a story.XXXX";
+        const genie_chat_turn by_length[3] = {messages[0], messages[1], {"user", buffer, 13}};
+        request.messages = by_length;
+        request.max_tokens = 24;
+        REQUIRE(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_OK);
+        CHECK(result_text(result) == full);
+    }
+    genie_chat_result_clear(&result);
+}
+
+TEST_CASE("capi: chat request on the Qwen3 fixture: reasoning pieces, think switch, tool calls", "[capi]") {
+    const auto path = genie::test::fixture_dir() / "qwen3-tiny-q4_k_m.gguf";
+    if (!std::filesystem::exists(path)) {
+        WARN("SKIPPED: fixture missing: " << path << " (created by ctest's fixture setup or scripts/make-fixtures)");
+        return;
+    }
+    genie_model* model = nullptr;
+    REQUIRE(genie_model_load(&model, path.string().c_str(), nullptr) == GENIE_OK);
+    genie_session_options so = GENIE_SESSION_OPTIONS_INIT;
+    so.context_length = 512;
+    so.threads = 2;
+    genie_session* session = nullptr;
+    REQUIRE(genie_session_create(&session, model, &so) == GENIE_OK);
+    genie_model_free(model);
+
+    const genie_chat_turn messages[2] = {turn("system", "You are a helpful assistant."),
+                                         turn("user", "Turn on the kitchen light")};
+    genie_chat_request request = GENIE_CHAT_REQUEST_INIT;
+    request.messages = messages;
+    request.n_messages = 2;
+    request.max_tokens = 48;
+    genie_chat_result result = GENIE_CHAT_RESULT_INIT;
+    for (const genie_think think : {GENIE_THINK_DEFAULT, GENIE_THINK_ON, GENIE_THINK_OFF}) {
+        request.think = think;
+        ChatStream s;
+        REQUIRE(genie_session_chat(session, &request, chat_piece, &s, &result) == GENIE_OK);
+        INFO("think " << think << ": content '" << result_text(result) << "', reasoning '" << result.reasoning << "'");
+        check_stream(result, s);
+        // The reasoning pieces are the reasoning text (the result's is trimmed).
+        const std::string reasoning = s.text(GENIE_PIECE_REASONING);
+        CHECK(reasoning.find(std::string(result.reasoning, result.reasoning_len)) != std::string::npos);
+        CHECK(reasoning.find("<think>") == std::string::npos);
+        CHECK(result_text(result).find("<think>") == std::string::npos);
+        CHECK(result_text(result).find("<|im_end|>") == std::string::npos);
+        if (think == GENIE_THINK_OFF) CHECK(reasoning.empty());
+        CHECK((result.n_tool_calls > 0) == (result.tool_name != nullptr));
+        CHECK((result.n_tool_calls > 0) == (result.tool_arguments != nullptr));
+    }
+    // JSON schema on a BPE vocabulary.
+    const std::string schema = R"({"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]})";
+    request.think = GENIE_THINK_DEFAULT;
+    request.response_format = GENIE_RESPONSE_FORMAT_JSON_SCHEMA;
+    request.json_schema = schema.data();
+    request.json_schema_len = schema.size();
+    ChatStream s;
+    REQUIRE(genie_session_chat(session, &request, chat_piece, &s, &result) == GENIE_OK);
+    check_stream(result, s);
+    CHECK(s.text(GENIE_PIECE_REASONING).empty());
+    const std::string json = result_text(result);
+    INFO("JSON answer: " << json);
+    REQUIRE(json.find('{') != std::string::npos);
+    CHECK(json.find_first_not_of(" \t\r\n") == json.find('{'));
+    genie_chat_result_clear(&result);
+    genie_session_free(session);
 }

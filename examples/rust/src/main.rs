@@ -57,6 +57,7 @@ struct GenerateResult {
 const GENIE_GENERATE_OPTIONS_VERSION: c_uint = 1;
 const GENIE_GENERATE_RESULT_VERSION: c_uint = 1;
 
+/// genie.h's genie_generate_callback (the callback of genie_session_generate).
 type PieceCallback = extern "C" fn(user: *mut c_void, utf8: *const c_char, len: usize, token: Token) -> c_int;
 
 extern "C" {
@@ -182,8 +183,8 @@ fn main() -> ExitCode {
         eprintln!("usage: {} MODEL.gguf PROMPT [N_TOKENS]", args[0]);
         return ExitCode::from(2);
     }
-    if unsafe { genie_abi_version() } != 1 {
-        eprintln!("libgenie ABI version mismatch: this example was written for ABI 1");
+    if unsafe { genie_abi_version() } != 2 {
+        eprintln!("libgenie ABI version mismatch: this example was written for ABI 2");
         return ExitCode::from(1);
     }
     let max_tokens = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(32);
