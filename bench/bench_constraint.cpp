@@ -146,6 +146,10 @@ void BM_Document(benchmark::State& state) {
 void BM_Build(benchmark::State& state) {
     qwen();
     for (auto _ : state) benchmark::DoNotOptimize(constraint(512));
+    const auto& trie = cached()->impl().trie;
+    state.counters["trie_nodes"] = static_cast<double>(trie.nodes.size());
+    state.counters["trie_tokens"] = static_cast<double>(trie.tokens.size());
+    state.counters["max_token_bytes"] = trie.max_depth;
 }
 
 }  // namespace

@@ -31,6 +31,11 @@ struct JsonConstraintOptions {
     /// hold at most this many characters, so a model that never closes a string still
     /// finishes. 0 = unlimited.
     uint32_t max_string_length = 0;
+    /// Length budget: once the output has at least this many bytes, the constraint steers
+    /// to the end of the value: no optional property is started, no array item beyond
+    /// minItems, no string character beyond minLength (keys excepted); what the schema
+    /// requires is still written. 0 = off.
+    uint32_t close_after_bytes = 0;
     /// Masks are cached per matcher state (shared by every generation using the
     /// constraint); at most this many are kept (each is vocab_size bits).
     size_t mask_cache_entries = 512;
@@ -54,7 +59,8 @@ struct JsonConstraintOptions {
 /// What the output looks like: property keys are written exactly as in the schema
 /// (JSON-escaped as nlohmann::json::dump does); properties may come in any order, each at
 /// most once; enum/const values are written in compact form (no whitespace inside);
-/// numbers have at most 15 integer digits, 15 fraction digits and 2 exponent digits (so every number fits a double);
+/// numbers have at most 15 integer digits, 15 fraction digits and 2 exponent digits (so
+/// every number fits a double);
 /// strings must be valid UTF-8 with valid escapes (surrogates paired).
 class GENIE_API JsonConstraint {
 public:

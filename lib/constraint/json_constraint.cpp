@@ -13,8 +13,44 @@ namespace genie {
 
 using constraint::Mask;
 
+namespace {
+
+// The cache key of a state: its bytes, with counters that cannot change the mask replaced
+// by a sentinel. A token adds at most trie.max_depth characters or array items, so a count
+// at least that far below its maximum (and at or above its minimum) behaves the same as
+// any other such count: long strings and arrays with limits share their masks.
+std::string cache_key(const constraint::Grammar& g, const constraint::TokenTrie& trie, const constraint::State& s) {
+    constraint::State k;
+    k.copy_from(s);
+    const uint32_t reach = trie.max_depth;
+    auto far = [&](uint32_t count, uint32_t min, uint32_t max) {
+        return count >= min && (max == UINT32_MAX || (max > count && max - count > reach));
+    };
+    for (uint8_t i = 0; i < k.size; ++i) {
+        constraint::Frame& f = k.frames[i];
+        if (f.node == constraint::kNoNode) continue;
+        const constraint::Node& n = g.nodes[f.node];
+        switch (f.kind) {
+        case constraint::FrameKind::String:
+            if (far(f.count, n.min_length, n.max_length)) f.count = UINT32_MAX;
+            break;
+        case constraint::FrameKind::Array:
+            if (far(f.count, n.min_items, n.max_items)) f.count = UINT32_MAX;
+            break;
+        case constraint::FrameKind::Object:
+            if (g.key_limit && far(f.count, 0, g.key_limit)) f.count = UINT32_MAX;
+            break;
+        default: break;
+        }
+    }
+    return std::string(k.key());
+}
+
+}  // namespace
+
 std::shared_ptr<const Mask> JsonConstraint::Impl::mask(const constraint::State& s) const {
-    const std::string_view key = s.key();
+    const std::string key_bytes = cache_key(grammar, trie, s);
+    const std::string_view key = key_bytes;
     {
         std::lock_guard<std::mutex> lock(mutex);
         const auto it = index.find(key);
@@ -95,6 +131,8 @@ bool JsonMatcher::accept_text(std::string_view bytes) {
     if (bytes.empty()) return true;
     state_->st.copy_from(next);
     state_->text.append(bytes);
+    const uint32_t budget = state_->constraint->options().close_after_bytes;
+    if (budget && state_->text.size() >= budget) constraint::Grammar::set_closing(state_->st);
     state_->mask.reset();
     return true;
 }
@@ -129,6 +167,10 @@ size_t JsonMatcher::apply(std::span<float> logits) {
     for (size_t w = 0; w * 64 < n; ++w) {
         const uint64_t bits = m[w];
         const size_t end = std::min(n, w * 64 + 64);
+        if (bits == ~uint64_t{0} && end - w * 64 == 64) {  // all allowed (most words inside a string)
+            allowed += 64;
+            continue;
+        }
         if (bits == 0) {
             std::fill(logits.begin() + static_cast<std::ptrdiff_t>(w * 64), logits.begin() + static_cast<std::ptrdiff_t>(end),
                       kNegInf);

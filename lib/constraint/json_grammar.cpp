@@ -284,6 +284,7 @@ bool Grammar::str_step(State& s, uint8_t c) const {
     case kLexReject: return false;
     case kLexCont: return true;
     case kLexNewChar:
+        if (closing(s) && (!limited || f.count >= n.min_length)) return false;
         if (!limited) return true;
         // The second half of a surrogate pair is not a new character.
         if (c == '\\' && f.sflags) return true;
@@ -319,7 +320,7 @@ bool Grammar::obj_step(State& s, uint8_t c) const {
     switch (f.phase) {
     case kObjOpen:
         if (is_ws(c)) return ws_step(f, c, max_whitespace);
-        if (c == '"') return key_possible(f) && open_key();
+        if (c == '"') return key_possible(f) && (!closing(s) || (n.required & ~f.set)) && open_key();
         if (c == '}') return close();
         return false;
     case kObjKey: {
@@ -377,7 +378,7 @@ bool Grammar::obj_step(State& s, uint8_t c) const {
     case kObjAfterValue:
         if (is_ws(c)) return ws_step(f, c, max_whitespace);
         if (c == ',') {
-            if (!key_possible(f)) return false;
+            if (!key_possible(f) || (closing(s) && !(n.required & ~f.set))) return false;
             f.phase = kObjAfterComma;
             f.ws = 0;
             return true;
@@ -410,12 +411,12 @@ bool Grammar::arr_step(State& s, uint8_t c) const {
     case kArrOpen:
         if (is_ws(c)) return ws_step(f, c, max_whitespace);
         if (c == ']') return close();
-        if (n.max_items == 0) return false;
+        if (n.max_items == 0 || (closing(s) && n.min_items == 0)) return false;
         return value();
     case kArrAfterValue:
         if (is_ws(c)) return ws_step(f, c, max_whitespace);
         if (c == ']') return close();
-        if (c == ',' && f.count < n.max_items) {
+        if (c == ',' && f.count < n.max_items && (!closing(s) || f.count < n.min_items)) {
             f.phase = kArrAfterComma;
             f.ws = 0;
             return true;
@@ -513,17 +514,41 @@ TokenTrie::TokenTrie(const Tokenizer& tok) : vocab_size(tok.vocab_size()) {
 
 void compute_mask(const Grammar& g, const TokenTrie& trie, const State& s, Mask& out, std::vector<State>& scratch) {
     out.assign((trie.vocab_size + 63) / 64, 0);
-    if (scratch.size() < static_cast<size_t>(trie.max_depth) + 1) scratch.resize(static_cast<size_t>(trie.max_depth) + 1);
-    scratch[0].copy_from(s);
+    const size_t depth = static_cast<size_t>(trie.max_depth) + 1;
+    if (scratch.size() < depth) scratch.resize(depth);
+    // cur[d]: the state after the first d bytes of the current trie path. Inside an
+    // unlimited string, a plain printable byte leaves the state as it is, so cur[d] then
+    // points at the parent's state instead of a stepped copy (most of a string's walk).
+    // cur[d] only ever points at scratch[k] with k <= d, so writing scratch[d] never
+    // changes a state on the current path above d.
+    std::vector<const State*> cur(depth);
+    std::vector<uint8_t> plain(depth);
+    auto plain_string = [&](const State& st) {
+        const Frame& f = st.top();
+        if (f.kind != FrameKind::String || f.smode != kSNormal || Grammar::closing(st)) return false;
+        const Node& n = g.nodes[f.node];
+        return n.min_length == 0 && n.max_length == UINT32_MAX;
+    };
+    cur[0] = &s;
+    plain[0] = plain_string(s);
     const auto* nodes = trie.nodes.data();
     const uint32_t n = static_cast<uint32_t>(trie.nodes.size());
     for (uint32_t i = 1; i < n;) {
         const auto& node = nodes[i];
-        State& st = scratch[node.depth];
-        st.copy_from(scratch[node.depth - 1u]);
-        if (!g.step(st, node.byte)) {
-            i = node.end;
-            continue;
+        const size_t d = node.depth;
+        const uint8_t c = node.byte;
+        if (plain[d - 1] && c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+            cur[d] = cur[d - 1];
+            plain[d] = 1;
+        } else {
+            State& st = scratch[d];
+            st.copy_from(*cur[d - 1]);
+            if (!g.step(st, c)) {
+                i = node.end;
+                continue;
+            }
+            cur[d] = &st;
+            plain[d] = plain_string(st);
         }
         for (uint32_t t = node.tok_begin; t < node.tok_end; ++t) {
             const auto id = static_cast<size_t>(trie.tokens[t]);

@@ -41,7 +41,9 @@ inline constexpr int kMaxProperties = 64;
 inline constexpr int kMaxLiterals = 64;
 inline constexpr int kMaxFrames = 40;  // root + containers + one scalar
 inline constexpr int kMaxSchemaDepth = 16;
-inline constexpr uint32_t kMaxIntDigits = 15, kMaxFracDigits = 15, kMaxExpDigits = 2;  // 1e99 at most: nlohmann (and doubles) parse every number
+// Digits per number part. Exponents stop at 99, so every number fits a double (nlohmann
+// refuses 1e417).
+inline constexpr uint32_t kMaxIntDigits = 15, kMaxFracDigits = 15, kMaxExpDigits = 2;
 
 struct Property {
     std::string key;  // the key as written between the quotes (JSON-escaped)
@@ -112,6 +114,11 @@ struct Grammar {
     int32_t max_whitespace = 2;
     int32_t max_nesting = 8;
     uint32_t key_limit = 0;  // characters of an additional property's key; 0 = unlimited
+
+    /// The length budget is spent (JsonConstraintOptions::close_after_bytes): the root
+    /// frame's `prop` is 1 and the automaton only allows what the value still needs.
+    static bool closing(const State& s) { return s.frames[0].prop != 0; }
+    static void set_closing(State& s) { s.frames[0].prop = 1; }
 
     State initial() const;
     /// Advances by one byte; false (state unspecified) when the byte is not allowed.

@@ -92,6 +92,7 @@ const char* kSchema = R"({
 struct Tally {
     int finished = 0;
     int cut = 0;
+    std::string sample_finished, sample_cut;  // one output of each kind (for the log)
 };
 
 /// Runs `n` generations (seeds 1..n, temperature 1) and checks each.
@@ -117,12 +118,14 @@ Tally run_generations(const Model& model, const std::shared_ptr<const JsonConstr
         CHECK(m.text() == r.text);
         if (r.finish_reason == FinishReason::Stop) {
             ++t.finished;
+            if (t.sample_finished.empty()) t.sample_finished = r.text;
             REQUIRE(m.is_complete());
             json v;
             REQUIRE_NOTHROW(v = json::parse(r.text));
             CHECK(validate(v, schema));
         } else {
             ++t.cut;  // max_tokens or a full context: a valid prefix (checked above)
+            if (t.sample_cut.empty()) t.sample_cut = r.text;
             CHECK(r.finish_reason == FinishReason::Length);
         }
     }
@@ -144,7 +147,8 @@ TEST_CASE("constrained generation: 100 stories260K outputs parse and validate", 
     const json schema = json::parse(kSchema);
     const auto c = JsonConstraint::from_schema(kSchema, model.tokenizer());
     const Tally t = run_generations(model, c, schema, 100, 400, "Once upon a time");
-    WARN("stories260K schema: " << t.finished << " finished, " << t.cut << " cut by max_tokens");
+    WARN("stories260K schema: " << t.finished << " finished, " << t.cut << " cut by max_tokens\nfinished: "
+                                << t.sample_finished);
     CHECK(t.finished >= 50);
 }
 
@@ -152,11 +156,13 @@ TEST_CASE("constrained generation: any object on stories260K", "[constraint]") {
     const Model model = Model::load(test::testdata_dir() / "models" / "stories260K.gguf");
     JsonConstraintOptions o;
     o.max_nesting = 3;
-    o.max_string_length = 12;  // the tiny model rarely closes a string on its own
+    o.max_string_length = 12;   // the tiny model rarely closes a string on its own
+    o.close_after_bytes = 200;  // nor an object: the length budget closes it
     const auto c = JsonConstraint::any_object(model.tokenizer(), o);
     const Tally t = run_generations(model, c, json::object({{"type", "object"}}), 20, 300, "Tom said");
-    WARN("stories260K any object: " << t.finished << " finished, " << t.cut << " cut by max_tokens");
-    CHECK(t.finished + t.cut == 20);
+    WARN("stories260K any object: " << t.finished << " finished, " << t.cut << " cut by max_tokens\nfinished: "
+                                     << t.sample_finished << "\ncut: " << t.sample_cut);
+    CHECK(t.finished == 20);
 }
 
 TEST_CASE("constrained generation: a constraint for another vocabulary is refused", "[constraint]") {
@@ -179,7 +185,8 @@ TEST_CASE("constrained generation: Qwen3 fixture (151k vocabulary)", "[constrain
     const Model model = Model::load(path);
     const json schema = json::parse(kSchema);
     const auto c = JsonConstraint::from_schema(kSchema, model.tokenizer());
-    const Tally t = run_generations(model, c, schema, 5, 200, "<|im_start|>user\nDescribe a cat as JSON.<|im_end|>\n<|im_start|>assistant\n");
-    WARN("qwen3-tiny: " << t.finished << " finished, " << t.cut << " cut by max_tokens");
+    const char* prompt = "<|im_start|>user\nDescribe a cat as JSON.<|im_end|>\n<|im_start|>assistant\n";
+    const Tally t = run_generations(model, c, schema, 5, 200, prompt);
+    WARN("qwen3-tiny: " << t.finished << " finished, " << t.cut << " cut by max_tokens\nfinished: " << t.sample_finished);
     CHECK(t.finished + t.cut == 5);
 }

@@ -239,6 +239,36 @@ TEST_CASE("json constraint: max_string_length caps unlimited strings and additio
     CHECK(random_walks(c, json::object(), 20, 300, 1) >= 15);
 }
 
+TEST_CASE("json constraint: close_after_bytes steers to the end", "[constraint]") {
+    JsonConstraintOptions o;
+    o.close_after_bytes = 8;
+    const auto c = JsonConstraint::any_object(stories_vocab(), o);
+    JsonMatcher m(c);
+    REQUIRE(m.accept_text(R"({"abc":"xy)"));  // 10 bytes: the budget is spent
+    CHECK_FALSE(JsonMatcher(m).accept_text("z"));
+    REQUIRE(m.accept_text("\""));
+    CHECK_FALSE(JsonMatcher(m).accept_text(","));
+    REQUIRE(m.accept_text(" }"));
+    CHECK(m.is_complete());
+    // What the schema requires is still written.
+    const char* text = R"({"type":"object","properties":{"a":{"type":"string","minLength":3},
+        "b":{"type":"array","items":{"type":"integer"},"minItems":2},"c":{"type":"string"}},
+        "required":["a","b"],"additionalProperties":false})";
+    const auto s = JsonConstraint::from_schema(text, stories_vocab(), o);
+    JsonMatcher r(s);
+    REQUIRE(r.accept_text(R"({"c":"x","a":")"));
+    CHECK(r.accept_text("ab"));
+    CHECK_FALSE(JsonMatcher(r).accept_text("\""));
+    CHECK(r.accept_text("c\",\"b\":[1,2"));
+    CHECK_FALSE(JsonMatcher(r).accept_text(","));
+    CHECK(r.accept_text("]}"));
+    CHECK(r.is_complete());
+    // Every walk ends once the budget is spent.
+    o.close_after_bytes = 40;
+    CHECK(random_walks(JsonConstraint::any_object(stories_vocab(), o), json::object(), 20, 400, 1) == 20);
+    CHECK(random_walks(JsonConstraint::from_schema(kPerson, stories_vocab(), o), json::parse(kPerson), 20, 400, 1) == 20);
+}
+
 TEST_CASE("json constraint: untyped nesting is limited", "[constraint]") {
     JsonConstraintOptions o;
     o.max_nesting = 3;
@@ -345,6 +375,20 @@ TEST_CASE("json constraint: masks are exact and live (SentencePiece, 512 tokens)
     CHECK(done >= 20);
     const auto any = JsonConstraint::any_object(stories_vocab());
     CHECK(random_walks(any, json::object(), 30, 300, 1) >= 20);
+}
+
+TEST_CASE("json constraint: cached masks of long limited strings and arrays are exact", "[constraint]") {
+    // Counts far from their limits share one cache entry (docs/constraints.md); the walks
+    // compare every (possibly cached) mask with a brute-force check.
+    const char* text = R"({"type":"object","properties":{
+        "s":{"type":"string","minLength":2,"maxLength":60},
+        "a":{"type":"array","items":{"type":"integer"},"minItems":1,"maxItems":40}},
+        "required":["s","a"],"additionalProperties":false})";
+    const auto c = schema(text);
+    CHECK(random_walks(c, json::parse(text), 25, 400, 1) >= 15);
+    JsonConstraintOptions o;
+    o.max_string_length = 40;
+    CHECK(random_walks(JsonConstraint::any_object(stories_vocab(), o), json::object(), 15, 300, 1) >= 10);
 }
 
 TEST_CASE("json constraint: EOG only once complete", "[constraint]") {
