@@ -213,8 +213,10 @@ ChatResult Session::chat(std::span<const ChatMessage> messages, Sampler& sampler
     while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.remove_suffix(1);
     const bool opened = tail.size() >= 7 && tail.substr(tail.size() - 7) == "<think>";
     GenerateOptions go = options.generate;
-    go.split_reasoning = true;
-    result.generation = impl_->generate(tokens, sampler, go, on_piece, start, opened);
+    // A constrained answer is the JSON itself: no think block is split off (ask for
+    // enable_thinking=false with a constraint so the template does not open one either).
+    go.split_reasoning = !go.constraint;
+    result.generation = impl_->generate(tokens, sampler, go, on_piece, start, opened && go.split_reasoning);
     result.tool_calls = extract_tool_calls(result.generation.text);
     return result;
 }
