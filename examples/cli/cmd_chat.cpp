@@ -3,6 +3,7 @@
 // (forget the conversation), /exit. Reasoning (<think>) is shown dimmed on a terminal,
 // or hidden with --hide-reasoning. Prompts and timings go to stderr.
 #include "commands.hpp"
+#include "load_progress.hpp"
 
 #include <genie/error.hpp>
 #include <genie/model.hpp>
@@ -90,7 +91,7 @@ int cmd_chat(Args args) {
     }
     const bool tty = ::isatty(STDOUT_FILENO) != 0;
     const bool prompt_user = ::isatty(STDIN_FILENO) != 0;
-    const Model model = Model::load(model_path);
+    const Model model = load_with_progress(model_path);
     Session session(model, session_options);
     Sampler sampler(sampling);
     std::vector<ChatMessage> history;

@@ -1,6 +1,7 @@
 // genie-cli run: generate a continuation of a prompt. stdout carries only the
 // generated text (or token ids with --ids); timings go to stderr with --verbose.
 #include "commands.hpp"
+#include "load_progress.hpp"
 
 #include <genie/error.hpp>
 #include <genie/model.hpp>
@@ -94,7 +95,7 @@ int cmd_run(Args args) {
     }
     if (gen.max_tokens < 0) throw Error(ErrorCode::InvalidArgument, "-n must be >= 0");
 
-    const Model model = Model::load(model_path);
+    const Model model = load_with_progress(model_path);
     Session session(model, session_options);
     Sampler sampler(sampling);
     bool first = true;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,9 @@ enum class BackendKind {
 struct ModelOptions {
     /// Compute backend.
     BackendKind backend = BackendKind::Auto;
+    /// Called on the loading thread with the fraction done (0..1, increasing, ending at
+    /// exactly 1 on success); return false to abandon the load (genie::Error Cancelled).
+    std::function<bool(float fraction)> progress;
 };
 
 /// Facts about a loaded model, read from its GGUF metadata.

@@ -13,10 +13,18 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
     const auto start = std::chrono::steady_clock::now();
     if (options.backend == BackendKind::Cuda)
         throw Error(ErrorCode::Unsupported, "the CUDA backend is not available in this build yet (use BackendKind::Cpu)");
+    auto report = [&](float fraction) {
+        if (options.progress && !options.progress(fraction))
+            throw Error(ErrorCode::Cancelled, fmt::format("'{}': loading cancelled by the progress callback", path.string()));
+    };
+    report(0.0f);
     gguf::Reader reader = gguf::Reader::open(path);
+    report(0.4f);  // metadata parsed, tensor directory validated
     model::HParams hp = model::read_hparams(reader);
     model::Weights weights = model::bind_weights(reader, hp);
+    report(0.5f);
     Tokenizer tokenizer = tokenizer::make_tokenizer(reader);
+    report(0.9f);
     if (static_cast<int64_t>(tokenizer.vocab_size()) > hp.n_vocab)
         throw Error(ErrorCode::Format, fmt::format("'{}': the vocabulary has {} tokens but token_embd.weight has {} rows",
                                                    path.string(), tokenizer.vocab_size(), hp.n_vocab));
@@ -41,6 +49,7 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
     info.head_dim = hp.head_dim_k;
     info.n_ff = hp.n_ff;
     impl->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    report(1.0f);
     return Model(std::move(impl));
 }
 

@@ -309,3 +309,24 @@ TEST_CASE("session: chat renders the model's template, reuses the prefix and spl
         CHECK(stopped.generation.text == full.generation.text.substr(0, full.generation.text.find(stop)));
     }
 }
+
+TEST_CASE("model: the load progress callback reports 0..1 and can cancel", "[model]") {
+    std::vector<float> seen;
+    ModelOptions options;
+    options.progress = [&](float f) {
+        seen.push_back(f);
+        return true;
+    };
+    Model::load(stories(), options);
+    REQUIRE(seen.size() >= 2);
+    CHECK(seen.front() == 0.0f);
+    CHECK(seen.back() == 1.0f);
+    CHECK(std::is_sorted(seen.begin(), seen.end()));
+    options.progress = [](float f) { return f < 0.5f; };
+    try {
+        Model::load(stories(), options);
+        FAIL("expected Cancelled");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::Cancelled);
+    }
+}
