@@ -1,8 +1,11 @@
-// The CPU backend, reference path: plain C++ loops, threaded over output rows. Every
-// op follows ggml's CPU arithmetic (operation order, f16 rounding points, activation
-// quantization before a quantized dot product) so that results track llama.cpp's
-// closely; it is the oracle the fast kernels are tested against.
+// The CPU backend. Every op follows ggml's CPU arithmetic (operation order, f16 rounding
+// points, activation quantization before a quantized dot product) so that results track
+// llama.cpp's closely. Matrix products and attention run on the kernel set of
+// backend/cpu/kernels (run-time ISA dispatch); with GENIE_CPU_ISA=scalar everything runs
+// the plain reference loops (double accumulation), the oracle the fast paths are tested
+// against. Ops are threaded over rows and allocate nothing per call once warm.
 #include "backend/backend.hpp"
+#include "backend/cpu/kernels/kernels.hpp"
 #include "backend/cpu/matmul.hpp"
 
 #include "core/fp16.hpp"
@@ -29,49 +32,6 @@ size_t KvLayout::bytes() const noexcept {
 
 namespace {
 
-/// The representation ggml converts activations to before a dot product with a
-/// weight of `type` (ggml-cpu's type_traits vec_dot_type).
-DType dot_type_of(DType type) {
-    switch (type) {
-        case DType::F32: return DType::F32;
-        case DType::F16: return DType::F16;
-        case DType::BF16: return DType::BF16;
-        case DType::Q4_0: case DType::Q5_0: case DType::Q8_0: case DType::IQ4_NL: return DType::Q8_0;
-        case DType::Q4_1: case DType::Q5_1: return DType::Q8_1;
-        default: return DType::Q8_K;  // k-quants and i-quants
-    }
-}
-
-/// Q8_0/Q8_1 activation quantization as ggml-cpu does it on x86 (quantize_row_q8_0 in
-/// arch/x86/quants.c, used on every AVX/AVX2/AVX-512 machine): the inverse scale is
-/// 127/amax (not 1/d as in the reference quantizer) and rounding is half-to-even. The
-/// two differ in the last bit now and then, and one flipped int8 moves a logit by ~1e-2.
-/// Writes the dequantized values d * q (Q8_1 has the same q and d).
-void round_activations_q8_0_x86(const float* x, float* out, int64_t n) {
-    for (int64_t b = 0; b < n; b += 32) {
-        float amax = 0.0f;
-        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b + i]));
-        const float d = fp16_to_fp32(fp32_to_fp16(amax / 127.f));
-        const float id = amax != 0.0f ? 127.f / amax : 0.0f;
-        for (int i = 0; i < 32; ++i) out[b + i] = d * std::nearbyint(x[b + i] * id);
-    }
-}
-
-/// x rounded the way ggml rounds it for a dot with a `dot_type` operand: the values a
-/// dot product then multiplies.
-void round_activations(DType dot_type, const float* x, float* out, int64_t n, std::vector<uint8_t>& scratch) {
-    switch (dot_type) {
-        case DType::F32: std::memcpy(out, x, static_cast<size_t>(n) * sizeof(float)); return;
-        case DType::F16: for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_fp32(fp32_to_fp16(x[i])); return;
-        case DType::BF16: for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_fp32(fp32_to_bf16(x[i])); return;
-        case DType::Q8_0: case DType::Q8_1: round_activations_q8_0_x86(x, out, n); return;
-        default:
-            scratch.resize(quant::row_bytes(dot_type, n));
-            quant::quantize_row(dot_type, x, scratch.data(), n);
-            quant::dequantize_row(dot_type, scratch.data(), out, n);
-    }
-}
-
 class CpuKvCache final : public KvCache {
 public:
     explicit CpuKvCache(const KvLayout& layout) : KvCache(layout) {
@@ -97,16 +57,27 @@ public:
     std::vector<float> k32, v32;
 };
 
+/// An arena: the buffers of one forward pass are kept by reset() and handed out again,
+/// in the same order, by the next pass (whose shapes are the same or smaller in decode),
+/// so a warm forward allocates nothing.
 class CpuWorkspace final : public Workspace {
 public:
     Tensor allocate(int64_t rows, int64_t cols) override {
-        blocks_.emplace_back(static_cast<size_t>(rows * cols));
-        return {blocks_.back().data(), rows, cols};
+        const auto n = static_cast<size_t>(rows * cols);
+        if (used_ == blocks_.size()) blocks_.emplace_back();
+        std::vector<float>& b = blocks_[used_++];
+        if (b.size() < n) {
+            b.clear();
+            b.shrink_to_fit();
+            b.resize(n);
+        }
+        return {b.data(), rows, cols};
     }
-    void reset() noexcept override { blocks_.clear(); }
+    void reset() noexcept override { used_ = 0; }
 
 private:
     std::vector<std::vector<float>> blocks_;
+    size_t used_ = 0;
 };
 
 class CpuBackend final : public Backend {
@@ -133,32 +104,37 @@ public:
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override { cpu::matmul(pool_, w, x, y); }
 
     void add_bias(Tensor& y, const Weight& bias) override {
-        std::vector<float> b(static_cast<size_t>(bias.n_in));
+        std::vector<float>& b = vec_;  // read by the pool's threads: not thread_local
+        b.resize(static_cast<size_t>(bias.n_in));
         quant::dequantize_row(bias.type, bias.data, b.data(), bias.n_in);
-        for (int64_t r = 0; r < y.rows; ++r)
-            for (int64_t i = 0; i < y.cols; ++i) y.row(r)[i] += b[static_cast<size_t>(i)];
+        for_rows(y.rows, y.cols, [&](int64_t r) {
+            float* yv = y.row(r);
+            for (int64_t i = 0; i < y.cols; ++i) yv[i] += b[static_cast<size_t>(i)];
+        });
     }
 
     void rms_norm(const Tensor& x, const Weight& gamma, float eps, Tensor& y) override {
-        std::vector<float> g(static_cast<size_t>(gamma.n_in));
+        std::vector<float>& g = vec_;  // read by the pool's threads: not thread_local
+        g.resize(static_cast<size_t>(gamma.n_in));
         quant::dequantize_row(gamma.type, gamma.data, g.data(), gamma.n_in);
-        for (int64_t r = 0; r < x.rows; ++r) {
+        for_rows(x.rows, x.cols, [&](int64_t r) {
             const float* xv = x.row(r);
-            double sum = 0.0;
+            double sum = 0.0;  // ggml sums the squares in ggml_float (double)
             for (int64_t i = 0; i < x.cols; ++i) sum += static_cast<double>(xv[i] * xv[i]);
             const float mean = static_cast<float>(sum / static_cast<double>(x.cols));
             const float scale = 1.0f / std::sqrt(mean + eps);
             float* yv = y.row(r);
             for (int64_t i = 0; i < x.cols; ++i) yv[i] = xv[i] * scale * g[static_cast<size_t>(i)];
-        }
+        });
     }
 
     void rope(Tensor& x, int32_t n_heads, int32_t head_dim, int32_t first_pos, const RopeParams& p) override {
         const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
         float corr_dims[2];
         yarn_corr_dims(p, corr_dims);
-        std::vector<float> cache(static_cast<size_t>(head_dim));
-        for (int64_t r = 0; r < x.rows; ++r) {
+        for_rows(x.rows, x.cols, [&](int64_t r) {
+            thread_local std::vector<float> cache;
+            cache.resize(static_cast<size_t>(head_dim));
             // cos/sin per dimension pair, as ggml_rope_cache_init builds them (theta multiplied step by step).
             float theta = static_cast<float>(first_pos + r);
             for (int32_t i0 = 0; i0 < head_dim; i0 += 2) {
@@ -178,7 +154,7 @@ public:
                     v[b] = x0 * s + x1 * c;
                 }
             }
-        }
+        });
     }
 
     void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) override {
@@ -201,10 +177,65 @@ public:
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
                    Tensor& out) override {
         const auto& c = static_cast<const CpuKvCache&>(cache);
+        const genie::cpu::KernelSet& ks = genie::cpu::kernel_set();
+        if (c.layout().type != KvType::F16 || std::strcmp(ks.isa, "scalar") == 0) {
+            attention_reference(q, c, layer, first_pos, n_head, scale, out);
+            return;
+        }
+        // As ggml with an F16 cache: q converted to F16, K·q accumulated in float
+        // (vec_dot_f16), softmax with exp in float and the sum in double, probabilities
+        // converted to F16, V·p accumulated in float. Work items: (query row, KV head),
+        // each covering the query heads that share the KV head, over the causal range.
+        const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
+        const int32_t group = n_head / n_head_kv;
+        const size_t row = c.row();
+        const genie::cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::F16)];
+        const genie::cpu::QuantizeFn to_f16 = ks.quantize[static_cast<int>(DType::F16)];
+        const genie::cpu::AxpyF16Fn axpy = ks.axpy_f16;
+        const uint16_t* K = c.k16.data() + c.offset(layer, 0);
+        const uint16_t* V = c.v16.data() + c.offset(layer, 0);
+        pool_.parallel_for(q.rows * n_head_kv, [&](int64_t begin, int64_t end) {
+            thread_local std::vector<uint16_t> q16, p16;
+            thread_local std::vector<float> scores;
+            for (int64_t item = begin; item < end; ++item) {
+                const int64_t r = item / n_head_kv;
+                const int32_t hk = static_cast<int32_t>(item % n_head_kv), h0 = hk * group;
+                const int32_t n_kv = first_pos + static_cast<int32_t>(r) + 1;  // causal: cells [0, pos]
+                q16.resize(static_cast<size_t>(group) * hd);
+                to_f16(q.row(r) + static_cast<int64_t>(h0) * hd, q16.data(), static_cast<int64_t>(group) * hd);
+                scores.resize(static_cast<size_t>(group) * n_kv);
+                p16.resize(static_cast<size_t>(group) * n_kv);
+                // scores[g][t] = K[t] · q[g]
+                dot(hd, K + static_cast<size_t>(hk) * hd, row * sizeof(uint16_t), n_kv, q16.data(), hd * sizeof(uint16_t),
+                    group, scores.data(), static_cast<size_t>(n_kv));
+                for (int32_t g = 0; g < group; ++g) {
+                    float* sg = scores.data() + static_cast<size_t>(g) * n_kv;
+                    uint16_t* pg = p16.data() + static_cast<size_t>(g) * n_kv;
+                    float max = -INFINITY;
+                    for (int32_t t = 0; t < n_kv; ++t) max = std::max(max, sg[t] *= scale);
+                    double sum = 0.0;
+                    for (int32_t t = 0; t < n_kv; ++t) {
+                        sg[t] = std::exp(sg[t] - max);
+                        sum += sg[t];
+                    }
+                    const float inv = static_cast<float>(1.0 / sum);
+                    for (int32_t t = 0; t < n_kv; ++t) sg[t] *= inv;
+                    to_f16(sg, pg, n_kv);
+                    float* o = out.row(r) + static_cast<int64_t>(h0 + g) * hd;
+                    std::fill(o, o + hd, 0.0f);
+                    for (int32_t t = 0; t < n_kv; ++t)
+                        axpy(hd, fp16_to_fp32(pg[t]), V + static_cast<size_t>(t) * row + static_cast<size_t>(hk) * hd, o);
+                }
+            }
+        });
+    }
+
+    /// The reference attention (double accumulation): the oracle, run with GENIE_CPU_ISA=scalar.
+    void attention_reference(const Tensor& q, const CpuKvCache& c, int32_t layer, int32_t first_pos, int32_t n_head,
+                             float scale, Tensor& out) {
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
         const bool f16 = c.layout().type == KvType::F16;
-        const size_t row = c.row();
         pool_.parallel_for(q.rows * n_head, [&](int64_t begin, int64_t end) {
             std::vector<float> qv(static_cast<size_t>(hd)), scores, kv_row(static_cast<size_t>(hd));
             for (int64_t item = begin; item < end; ++item) {
@@ -246,22 +277,25 @@ public:
                     }
                     o[i] = static_cast<float>(acc);
                 }
-                (void)row;
             }
         });
     }
 
     void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
-        const int64_t n = gate.rows * gate.cols;
-        for (int64_t i = 0; i < n; ++i) {
-            const float g = gate.data[i];
-            out.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];
-        }
+        for_rows(gate.rows, gate.cols, [&](int64_t r) {
+            const float* gv = gate.row(r);
+            const float* uv = up.row(r);
+            float* ov = out.row(r);
+            for (int64_t i = 0; i < gate.cols; ++i) ov[i] = gv[i] / (1.0f + std::exp(-gv[i])) * uv[i];
+        });
     }
 
     void add(Tensor& x, const Tensor& y) override {
-        const int64_t n = x.rows * x.cols;
-        for (int64_t i = 0; i < n; ++i) x.data[i] += y.data[i];
+        for_rows(x.rows, x.cols, [&](int64_t r) {
+            float* xv = x.row(r);
+            const float* yv = y.row(r);
+            for (int64_t i = 0; i < x.cols; ++i) xv[i] += yv[i];
+        });
     }
 
     void read_row(const Tensor& t, int64_t row, float* host_dst) override {
@@ -269,6 +303,19 @@ public:
     }
 
 private:
+    /// fn(r) for each row r < rows: threaded when the op is large enough to pay for a
+    /// dispatch (prefill), inline otherwise (decode's single rows).
+    template <class Fn>
+    void for_rows(int64_t rows, int64_t cols, Fn&& fn) {
+        if (rows < 2 || rows * cols < (1 << 15)) {
+            for (int64_t r = 0; r < rows; ++r) fn(r);
+            return;
+        }
+        pool_.parallel_for(rows, [&](int64_t b, int64_t e) {
+            for (int64_t r = b; r < e; ++r) fn(r);
+        });
+    }
+
     static void yarn_corr_dims(const RopeParams& p, float dims[2]) {
         auto corr_dim = [&](float n_rot) {
             return static_cast<float>(p.n_rot) * std::log(static_cast<float>(p.n_ctx_orig) / (n_rot * 2.0f * static_cast<float>(M_PI))) /
@@ -296,6 +343,7 @@ private:
     }
 
     ThreadPool pool_;
+    std::vector<float> vec_;  // a dequantized bias or norm weight (one op at a time)
 };
 
 }  // namespace

@@ -27,6 +27,10 @@ using GemmFn = void (*)(int64_t k, const void* w, size_t w_stride, int64_t nw, c
 /// quant::quantize_row for Q8_K/F16/BF16, to quantize_q8_0/1_ggml_x86 for Q8_0/Q8_1.
 using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 
+/// y[i] += a * x[i] for i < n, x in F16 (float arithmetic): the value-times-probability
+/// accumulation of attention over an F16 V cache.
+using AxpyF16Fn = void (*)(int64_t n, float a, const uint16_t* x, float* y);
+
 /// Number of DType ids a table covers (ids are < 64).
 inline constexpr int kTypeSlots = 64;
 
@@ -34,6 +38,7 @@ struct KernelSet {
     const char* isa = "scalar";         ///< e.g. "avx512_vnni", "avx2", "neon_dotprod", "scalar"
     GemmFn gemm[kTypeSlots] = {};        ///< by weight DType id; nullptr: no kernel
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
+    AxpyF16Fn axpy_f16 = nullptr;          ///< never nullptr in kernel_set()
 };
 
 /// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
