@@ -12,6 +12,8 @@
 #include <genie/tokenizer.hpp>
 #include <genie/version.h>
 
+#include "chat_convert.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -311,6 +313,21 @@ std::string render_chat(const genie_model* model, const genie_chat_message* mess
 
 }  // namespace
 
+// The last-error slot and log sink, for the other C ABI files (capi/chat_convert.hpp).
+namespace genie::capi {
+genie_status fail_call(const char* function, genie_status status, std::string_view message) noexcept {
+    return fail(function, status, message);
+}
+void log_info(const char* message) noexcept { log_message(GENIE_LOG_INFO, message); }
+/// The C++ session behind a handle (InvalidArgument for NULL or a non-session pointer) and
+/// its busy flag (capi/genie_kv_c.cpp).
+genie::Session& session_for_call(genie_session* session, std::atomic<bool>*& busy) {
+    genie_session* s = check(session);
+    busy = &s->busy;
+    return s->session;
+}
+}  // namespace genie::capi
+
 extern "C" {
 
 // ---- library --------------------------------------------------------------------------
@@ -569,6 +586,7 @@ genie_status genie_session_create(genie_session** out, genie_model* model, const
             switch (opts->kv_type) {
                 case GENIE_KV_F16: options.kv_type = genie::KvType::F16; break;
                 case GENIE_KV_F32: options.kv_type = genie::KvType::F32; break;
+                case GENIE_KV_Q8_0: options.kv_type = genie::KvType::Q8_0; break;
                 default: invalid("unknown kv_type " + std::to_string(static_cast<int>(opts->kv_type)));
             }
             if (options.threads < 0) invalid("threads must be >= 0");
@@ -643,134 +661,36 @@ void genie_chat_result_clear(genie_chat_result* result) {
 genie_status genie_session_chat(genie_session* session, const genie_chat_request* request,
                                 genie_piece_callback callback, void* user, genie_chat_result* out) {
     return guarded(__func__, [&] {
-        using Clock = std::chrono::steady_clock;
-        const auto start = Clock::now();
-        if (out) {
-            check_version(out->version, GENIE_CHAT_RESULT_VERSION, "genie_chat_result");
-            genie_chat_result_clear(out);
-            out->finish_reason = GENIE_FINISH_ERROR;
-        }
+        // Request conversion, streaming with timeouts and the result: capi/chat_convert.hpp
+        // (shared with genie_engine_chat).
+        using namespace genie::capi;
+        const auto start = ChatStream::Clock::now();
+        begin_chat_result(out);
         check(session);
-        require(request != nullptr, "request must not be NULL");
-        check_version(request->version, GENIE_CHAT_REQUEST_VERSION, "genie_chat_request");
-        const genie_chat_request& rq = *request;
-        if (!rq.messages || rq.n_messages == 0) invalid("request->messages must hold at least one message");
-        std::vector<genie::ChatMessage> messages;
-        messages.reserve(rq.n_messages);
-        for (size_t i = 0; i < rq.n_messages; ++i) {
-            const genie_chat_turn& m = rq.messages[i];
-            const std::string where = "request->messages[" + std::to_string(i) + "]";
-            if (!m.role) invalid(where + ".role is NULL");
-            genie::ChatMessage message;
-            message.role = m.role;
-            message.content = std::string(text_arg(m.content, m.content_len, (where + ".content").c_str()));
-            messages.push_back(std::move(message));
-        }
-        if (rq.max_tokens < 0) invalid("request->max_tokens must be >= 0");
-        genie_sampler_options so = GENIE_SAMPLER_OPTIONS_INIT;
-        if (rq.sampler) {
-            check_version(rq.sampler->version, GENIE_SAMPLER_OPTIONS_VERSION, "genie_sampler_options");
-            so = *rq.sampler;
-        }
-        genie::Sampler sampler(to_cpp(so));
-
-        genie::ChatOptions options;
-        options.generate.max_tokens = rq.max_tokens;
-        if (rq.n_stop != 0 && !rq.stop) invalid("request->stop is NULL but n_stop is not 0");
-        for (size_t i = 0; i < rq.n_stop; ++i) {
-            if (!rq.stop[i]) invalid("request->stop[" + std::to_string(i) + "] is NULL");
-            options.generate.stop.emplace_back(rq.stop[i]);
-        }
-        switch (rq.think) {
-            case GENIE_THINK_DEFAULT:
-                if (rq.response_format != GENIE_RESPONSE_FORMAT_NONE) options.enable_thinking = false;
-                break;
-            case GENIE_THINK_ON: options.enable_thinking = true; break;
-            case GENIE_THINK_OFF: options.enable_thinking = false; break;
-            default: invalid("request->think: unknown value " + std::to_string(static_cast<int>(rq.think)));
-        }
-        options.tools_json = std::string(text_arg(rq.tools_json, rq.tools_json_len, "request->tools_json"));
-        const std::string_view schema = text_arg(rq.json_schema, rq.json_schema_len, "request->json_schema");
+        ChatCall call = convert_chat_request(request);
+        genie::Sampler sampler(call.sampler);
 
         BusyGuard guard;
         guard.acquire(session->busy, "the session");
         const genie::Tokenizer& tok = session->session.model().tokenizer();
-        switch (rq.response_format) {
-            case GENIE_RESPONSE_FORMAT_NONE: break;
+        switch (call.response_format) {
             case GENIE_RESPONSE_FORMAT_JSON_OBJECT:
                 if (!session->any_object) session->any_object = genie::JsonConstraint::any_object(tok);
-                options.generate.constraint = session->any_object;
+                call.options.generate.constraint = session->any_object;
                 break;
             case GENIE_RESPONSE_FORMAT_JSON_SCHEMA:
-                if (schema.empty()) invalid("request->json_schema is empty but response_format is JSON_SCHEMA");
-                if (!session->schema || session->schema_text != schema) {
+                if (!session->schema || session->schema_text != call.schema) {
                     session->schema.reset();
-                    session->schema = genie::JsonConstraint::from_schema(schema, tok);  // InvalidArgument if bad
-                    session->schema_text.assign(schema);
+                    session->schema = genie::JsonConstraint::from_schema(call.schema, tok);  // InvalidArgument if bad
+                    session->schema_text = call.schema;
                 }
-                options.generate.constraint = session->schema;
+                call.options.generate.constraint = session->schema;
                 break;
-            default:
-                invalid("request->response_format: unknown value " +
-                        std::to_string(static_cast<int>(rq.response_format)));
+            default: break;
         }
-
-        // Pieces go to the callback; timeouts are checked after each one.
-        enum class Ended { No, Callback, Timeout } ended = Ended::No;
-        const bool has_deadline = rq.deadline_ms != 0;
-        const auto deadline = start + std::chrono::milliseconds(rq.deadline_ms);
-        const auto idle = std::chrono::milliseconds(rq.idle_timeout_ms);
-        auto last = start;
-        const genie::PieceCallback on_piece = [&](const genie::Piece& piece) {
-            const auto arrived = Clock::now();
-            if (callback && !piece.text.empty()) {
-                const genie_piece_kind kind =
-                    piece.kind == genie::PieceKind::Reasoning ? GENIE_PIECE_REASONING : GENIE_PIECE_CONTENT;
-                if (callback(user, kind, piece.text.data(), piece.text.size()) != 0) {
-                    ended = Ended::Callback;
-                    return false;
-                }
-            }
-            const auto now = Clock::now();
-            if ((has_deadline && now >= deadline) || (rq.idle_timeout_ms != 0 && arrived - last > idle)) {
-                ended = Ended::Timeout;
-                return false;
-            }
-            last = now;
-            return true;
-        };
-        const genie::ChatResult chat = session->session.chat(messages, sampler, options, on_piece);
-        if (!out) return;
-        const genie::GenerateResult& g = chat.generation;
-        genie_chat_result r = GENIE_CHAT_RESULT_INIT;
-        r.version = out->version;
-        try {
-            r.text = copy_string(g.text);
-            r.text_len = g.text.size();
-            r.reasoning = copy_string(g.reasoning);
-            r.reasoning_len = g.reasoning.size();
-            r.n_tool_calls = chat.tool_calls.size();
-            if (!chat.tool_calls.empty()) {
-                r.tool_name = copy_string(chat.tool_calls.front().name);
-                r.tool_arguments = copy_string(chat.tool_calls.front().arguments_json);
-            }
-        } catch (...) {
-            genie_chat_result_clear(&r);
-            throw;
-        }
-        r.finish_reason = ended == Ended::Timeout    ? GENIE_FINISH_TIMEOUT
-                          : ended == Ended::Callback ? GENIE_FINISH_CANCELLED
-                                                     : to_c(g.finish_reason);
-        r.prompt_tokens = g.prompt_tokens;
-        r.reused_prefix_tokens = g.reused_prompt_tokens;
-        r.completion_tokens = g.completion_tokens;
-        r.time_to_first_token_ms = g.timings.time_to_first_token_ms;
-        r.prefill_ms = g.timings.prompt_eval_ms;
-        r.prefill_tokens_per_s = g.timings.prompt_tokens_per_s;
-        r.decode_ms = g.timings.decode_ms;
-        r.decode_tokens_per_s = g.timings.decode_tokens_per_s;
-        r.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-        *out = r;
+        ChatStream stream(callback, user, call, start);
+        const genie::ChatResult chat = session->session.chat(call.messages, sampler, call.options, stream.callback());
+        fill_chat_result(out, chat, stream.ended, start);
     });
 }
 

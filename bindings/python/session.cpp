@@ -46,8 +46,12 @@ const char* finish_name(FinishReason reason) {
 KvType parse_kv_type(const std::string& name) {
     if (name == "f16") return KvType::F16;
     if (name == "f32") return KvType::F32;
-    raise_error(ErrorCode::InvalidArgument, "kv_type must be 'f16' or 'f32', not '" + name + "'");
+    if (name == "q8_0" || name == "int8") return KvType::Q8_0;
+    raise_error(ErrorCode::InvalidArgument, "kv_type must be 'f16', 'f32' or 'q8_0', not '" + name + "'");
 }
+
+/// A str or os.PathLike as a path string.
+std::string fs_path(const py::object& path) { return py::str(py::module_::import("os").attr("fspath")(path)); }
 
 py::array_t<float> to_numpy(std::span<const float> values) {
     py::array_t<float> out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(values.size())});
@@ -350,7 +354,7 @@ void register_session(py::module_& m) {
              }),
              py::arg("model"), py::kw_only(), py::arg("context_length") = 0, py::arg("threads") = 0,
              py::arg("batch_size") = 512, py::arg("kv_type") = "f16",
-             "context_length 0 = min(training context, 4096); threads 0 = all; kv_type 'f16' or 'f32'.")
+             "context_length 0 = min(training context, 4096); threads 0 = all; kv_type 'f16', 'f32' or 'q8_0' (INT8).")
         .def(
             "generate",
             [](PySession& self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
@@ -421,7 +425,61 @@ void register_session(py::module_& m) {
             "Empties the KV cache.")
         .def(
             "cancel", [](PySession& self) { self.session.cancel(); },
-            "Asks a running generate/stream to stop (finish_reason 'cancelled'). Any thread.");
+            "Asks a running generate/stream to stop (finish_reason 'cancelled'). Any thread.")
+        .def(
+            "save_state",
+            [](PySession& self, const py::object& path) {
+                const std::string p = fs_path(path);
+                BusyScope busy(self.busy, "the session");
+                py::gil_scoped_release release;
+                return self.session.save_state(p);
+            },
+            py::arg("path"),
+            "Saves the KV cache (its tokens and their keys/values) to `path` atomically (temporary file, fsync, "
+            "rename); returns the file's size in bytes. docs/kv-cache.md.")
+        .def(
+            "load_state",
+            [](PySession& self, const py::object& path) {
+                const std::string p = fs_path(path);
+                BusyScope busy(self.busy, "the session");
+                py::gil_scoped_release release;
+                self.session.load_state(p);
+            },
+            py::arg("path"),
+            "Replaces the KV cache with a state save_state wrote (same model, KV type and shape). Raises "
+            "genie.FormatError (truncated/corrupt/not a KV file), genie.InvalidArgumentError (another model, KV "
+            "type or shape, too many tokens), genie.NotFoundError; the session is then unchanged.");
+
+    py::class_<KvCacheDir>(m, "KvCacheDir",
+                           "A folder of saved session states under keys (e.g. conversation ids) within a size "
+                           "budget; the least recently used entries are evicted. docs/kv-cache.md.")
+        .def(py::init([](const py::object& dir, uint64_t max_bytes) { return new KvCacheDir(fs_path(dir), max_bytes); }),
+             py::arg("dir"), py::arg("max_bytes") = 0, "max_bytes 0 = no limit. Creates the folder when missing.")
+        .def(
+            "store",
+            [](KvCacheDir& self, const std::string& key, PySession& session) {
+                BusyScope busy(session.busy, "the session");
+                py::gil_scoped_release release;
+                return self.store(key, session.session);
+            },
+            py::arg("key"), py::arg("session"),
+            "Saves the session's state under `key` and evicts the least recently used entries beyond the budget. "
+            "False when the state alone is larger than the budget (nothing kept).")
+        .def(
+            "restore",
+            [](KvCacheDir& self, const std::string& key, PySession& session) {
+                BusyScope busy(session.busy, "the session");
+                py::gil_scoped_release release;
+                return self.restore(key, session.session);
+            },
+            py::arg("key"), py::arg("session"),
+            "Loads `key`'s state into the session: True, or False when there is none or it does not fit this "
+            "session (a corrupt entry is deleted).")
+        .def("remove", &KvCacheDir::remove, py::arg("key"), "Deletes `key`'s entry; False when there was none.")
+        .def("path_for", [](const KvCacheDir& self, const std::string& key) { return self.path_for(key).string(); },
+             py::arg("key"))
+        .def_property_readonly("size_bytes", &KvCacheDir::size_bytes)
+        .def_property_readonly("max_bytes", &KvCacheDir::max_bytes);
 }
 
 }  // namespace genie::python

@@ -1,14 +1,28 @@
 // genie-cli info MODEL.gguf: what a model file holds, without loading the weights.
 #include "commands.hpp"
 
+#include "backend/cpu/kernels/kernels.hpp"
 #include "gguf/gguf_reader.hpp"
+
+#if defined(GENIE_CLI_HAVE_CUDA)
+#include "cuda/device.hpp"
+#endif
 
 #include <genie/error.hpp>
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <sched.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 namespace genie::cli {
 namespace {
@@ -45,18 +59,114 @@ std::string file_type_name(uint32_t ftype) {
 void usage() {
     fmt::print(stderr,
                "usage: genie-cli info MODEL.gguf [--all-metadata]\n"
+               "       genie-cli info --system\n"
+               "       genie-cli info --plan -m MODEL [-c N] [--kv-type f16|f32|q8_0] [-b N]\n"
+               "                      [--backend auto|cpu|cuda] [--budget BYTES[K|M|G]]\n"
                "  prints architecture, hyper-parameters, tokenizer, chat template presence,\n"
                "  the tensor table and a one-line summary\n"
-               "  --all-metadata   also list every metadata key with its value\n");
+               "  --all-metadata   also list every metadata key with its value\n"
+               "  --system         the machine instead: CPU, ISA features, the CPU kernel set the\n"
+               "                   run-time dispatch picked, threads, CUDA devices\n"
+               "  --plan           the memory plan (weights, KV cache, scratch, overhead, margin vs the\n"
+               "                   budget; the largest context that fits) from the header only;\n"
+               "                   -c 0: min(training, 4096) reduced to fit, -c -1: the largest that fits\n");
+}
+
+/// "model name" from /proc/cpuinfo (x86), or the implementer/part ids (aarch64).
+std::string cpu_model_name() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, implementer, part;
+    while (std::getline(in, line)) {
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string key = line.substr(0, colon);
+        while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+        std::string value = line.substr(colon + 1);
+        if (!value.empty() && value.front() == ' ') value.erase(0, 1);
+        if (key == "model name" || key == "Hardware") return value;
+        if (key == "CPU implementer" && implementer.empty()) implementer = value;
+        if (key == "CPU part" && part.empty()) part = value;
+    }
+    if (!implementer.empty()) return fmt::format("implementer {} part {}", implementer, part);
+    return "unknown";
+}
+
+/// The instruction-set features the kernels care about that this CPU reports.
+std::vector<std::string> cpu_features() {
+    std::vector<std::string> f;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+#define GENIE_FEATURE(name) \
+    if (__builtin_cpu_supports(name)) f.emplace_back(name);
+    GENIE_FEATURE("sse4.2") GENIE_FEATURE("avx") GENIE_FEATURE("avx2") GENIE_FEATURE("fma") GENIE_FEATURE("f16c")
+    GENIE_FEATURE("avx512f") GENIE_FEATURE("avx512bw") GENIE_FEATURE("avx512vl") GENIE_FEATURE("avx512vnni")
+    GENIE_FEATURE("avx512bf16") GENIE_FEATURE("avxvnni")
+#undef GENIE_FEATURE
+#elif defined(__aarch64__) && defined(__linux__)
+    const unsigned long hw = getauxval(AT_HWCAP);
+    if (hw & HWCAP_ASIMD) f.emplace_back("neon");
+    if (hw & HWCAP_FPHP) f.emplace_back("fp16");
+    if (hw & HWCAP_ASIMDDP) f.emplace_back("dotprod");
+    if (hw & HWCAP_SVE) f.emplace_back("sve");
+#if defined(HWCAP2_I8MM)
+    if (getauxval(AT_HWCAP2) & HWCAP2_I8MM) f.emplace_back("i8mm");
+#endif
+#endif
+    return f;
+}
+
+int print_system() {
+#if defined(__x86_64__)
+    const char* arch = "x86_64";
+#elif defined(__aarch64__)
+    const char* arch = "aarch64";
+#else
+    const char* arch = "other";
+#endif
+    fmt::print("cpu:           {}\n", cpu_model_name());
+    fmt::print("architecture:  {}\n", arch);
+    std::string feats;
+    for (const auto& f : cpu_features()) feats += (feats.empty() ? "" : " ") + f;
+    fmt::print("cpu features:  {}\n", feats.empty() ? "(none detected)" : feats);
+    std::string sets;
+    for (const auto* s : genie::cpu::available_kernel_sets()) sets += fmt::format("{}{}", sets.empty() ? "" : " ", s->isa);
+    fmt::print("kernel sets:   {} (available on this CPU, best last)\n", sets);
+    const char* forced = std::getenv("GENIE_CPU_ISA");
+    fmt::print("kernel set:    {}{}\n", genie::cpu::isa_description(),
+               forced && *forced ? fmt::format(" (GENIE_CPU_ISA={})", forced) : std::string(" (dispatch: best available)"));
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    const int affinity = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
+    fmt::print("threads:       {} hardware, {} usable (affinity); sessions default to {}\n",
+               std::thread::hardware_concurrency(), affinity, std::max(1u, std::thread::hardware_concurrency()));
+#if defined(GENIE_CLI_HAVE_CUDA)
+    const genie::cuda::DeviceQuery q = genie::cuda::query_devices();
+    if (q.count == 0) {
+        fmt::print("cuda:          built, no usable device ({})\n", q.error.empty() ? "none found" : q.error);
+    } else {
+        fmt::print("cuda:          built, {} device(s)\n", q.count);
+        for (const auto& d : q.devices)
+            fmt::print("  device {}:    {} (sm_{}{}, {:.1f} GiB{})\n", d.index, d.name, d.compute_major, d.compute_minor,
+                       static_cast<double>(d.total_memory) / (1024.0 * 1024.0 * 1024.0), d.integrated ? ", integrated" : "");
+    }
+#else
+    fmt::print("cuda:          not built\n");
+#endif
+    return 0;
 }
 
 }  // namespace
 
+int cmd_info_plan(Args args);  // cmd_info_plan.cpp
+
 int cmd_info(Args args) {
+    for (std::string_view a : args)
+        if (a == "--plan") return cmd_info_plan(args);
     std::string path;
-    bool all_metadata = false;
+    bool all_metadata = false, system = false;
     for (std::string_view a : args) {
         if (a == "--all-metadata") all_metadata = true;
+        else if (a == "--system") system = true;
         else if (a == "-h" || a == "--help") {
             usage();
             return 0;
@@ -69,6 +179,11 @@ int cmd_info(Args args) {
             fmt::print(stderr, "genie-cli info: more than one model given ('{}')\n", a);
             return 2;
         }
+    }
+    if (system) {
+        print_system();
+        if (path.empty()) return 0;
+        fmt::print("\n");
     }
     if (path.empty()) {
         usage();

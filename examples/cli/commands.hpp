@@ -15,5 +15,6 @@ int cmd_chat(Args args);
 int cmd_tokenize(Args args);
 int cmd_detokenize(Args args);
 int cmd_convert_tokenizer(Args args);
+int cmd_bench(Args args);
 
 }  // namespace genie::cli

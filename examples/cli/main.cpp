@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
     {"detokenize", genie::cli::cmd_detokenize, "detokenize -m MODEL.gguf IDS...: the text of token ids"},
     {"convert-tokenizer", genie::cli::cmd_convert_tokenizer,
      "convert-tokenizer HF_DIR -o OUT.gguf: Hugging Face tokenizer files to a GGUF vocab"},
+    {"bench", genie::cli::cmd_bench,
+     "bench -m MODEL.gguf [-p N,..] [-n N,..] [-r R] [-t T] [--ttft-prompt N] [--json]: llama-bench-style speed table"},
 };
 
 void print_usage(std::FILE* out) {

@@ -242,7 +242,9 @@ GENIE_API genie_status genie_sampler_accept(genie_sampler *sampler, genie_token 
 /* Element type of the KV cache. */
 typedef enum genie_kv_type {
     GENIE_KV_F16 = 0, /* llama.cpp's default */
-    GENIE_KV_F32 = 1
+    GENIE_KV_F32 = 1,
+    GENIE_KV_Q8_0 = 2 /* INT8, a scale per 32 values (ggml Q8_0); head size a multiple of 32, else
+                         UNSUPPORTED at genie_session_create (docs/kv-cache.md) */
 } genie_kv_type;
 
 #define GENIE_SESSION_OPTIONS_VERSION 1
@@ -536,6 +538,200 @@ GENIE_API genie_status genie_session_context_length(int32_t *out, const genie_se
 
 /* Empties the KV cache. */
 GENIE_API genie_status genie_session_reset(genie_session *session);
+
+/* ---- session state (KV persistence) --------------------------------------------------- */
+/* A session's KV cache (its tokens and their keys/values) saved to a file and restored in
+ * another session or process with the same model, KV type and shape (docs/kv-cache.md). */
+
+/* Saves the session's state to `path` (NUL-terminated UTF-8) atomically: a temporary file in
+ * the same folder, fsync, rename, fsync of the folder. *out_bytes (NULL allowed) = the file's
+ * size. Errors: IO, NOT_FOUND (no such folder), BUSY. */
+GENIE_API genie_status genie_session_save_state(uint64_t *out_bytes, genie_session *session, const char *path);
+
+/* Replaces the session's KV cache with the state in `path`; afterwards the cached tokens
+ * are the file's and a generation whose prompt extends them evaluates only the new tokens.
+ * Errors (the session is then unchanged; genie_last_error() names the file and what
+ * differs): NOT_FOUND / IO (the file), FORMAT (not a KV state file, unknown version,
+ * truncated, checksum mismatch), INVALID_ARGUMENT (saved from another model, another KV
+ * type or shape, more tokens than the context holds), BUSY. */
+GENIE_API genie_status genie_session_load_state(genie_session *session, const char *path);
+
+/* ---- engine ------------------------------------------------------------------------- */
+/* An in-process engine: one model's lifecycle (background load, swap, unload), health,
+ * memory control and warm multi-turn conversations (docs/engine.md). Every genie_engine_*
+ * function is thread-safe; genie_engine_load/swap/unload/wait/chat called from inside a
+ * piece callback of the same engine fail with GENIE_BUSY (they would deadlock). */
+
+typedef struct genie_engine genie_engine;
+
+/* Where the engine's model is in its life. */
+typedef enum genie_engine_state {
+    GENIE_ENGINE_UNLOADED = 0, /* no model */
+    GENIE_ENGINE_LOADING = 1,  /* a load runs and no model serves yet (a swap keeps READY/BUSY) */
+    GENIE_ENGINE_READY = 2,    /* a model serves, no request runs */
+    GENIE_ENGINE_BUSY = 3,     /* a model serves, at least one request runs */
+    GENIE_ENGINE_FAILED = 4    /* the last load failed and no model serves */
+} genie_engine_state;
+
+/* Whether the engine needs attention (what a health check reports). */
+typedef enum genie_engine_health {
+    GENIE_HEALTH_OK = 0,
+    GENIE_HEALTH_DEGRADED = 1, /* serving, but: stuck generation, out of memory, failed swap, device error */
+    GENIE_HEALTH_FAILED = 2    /* not serving: the last load failed */
+} genie_engine_health;
+
+#define GENIE_ENGINE_OPTIONS_VERSION 1
+/* Options of genie_engine_create. */
+typedef struct genie_engine_options {
+    unsigned int version;         /* GENIE_ENGINE_OPTIONS_VERSION */
+    genie_backend backend;        /* of every load; default GENIE_BACKEND_AUTO */
+    int32_t context_length;       /* tokens per session; 0 = min(training context, 4096) */
+    int32_t threads;              /* CPU threads per session; 0 = all hardware threads */
+    int32_t batch_size;           /* prompt tokens per forward pass (default 512) */
+    genie_kv_type kv_type;        /* default GENIE_KV_F16 */
+    int32_t max_conversations;    /* conversations whose KV cache is kept (LRU); default 4 */
+    int32_t max_concurrent;       /* requests run at once; 1 (default) = serialized by priority */
+    uint32_t watchdog_timeout_ms; /* no token for this long while running => DEGRADED "stuck";
+                                     0 = off; default 60000 (prompt evaluation counts) */
+    int cancel_stuck;             /* non-zero: also cancel a stuck generation; default 0 */
+    int check_available_memory;   /* non-zero (default): refuse a KV cache larger than
+                                     MemAvailable with GENIE_OUT_OF_MEMORY */
+} genie_engine_options;
+#define GENIE_ENGINE_OPTIONS_INIT \
+    { GENIE_ENGINE_OPTIONS_VERSION, GENIE_BACKEND_AUTO, 0, 0, 512, GENIE_KV_F16, 4, 1, 60000u, 0, 1 }
+
+/* Sets *opts to the defaults (equal to GENIE_ENGINE_OPTIONS_INIT). */
+GENIE_API genie_status genie_engine_options_init(genie_engine_options *opts, unsigned int version);
+
+/* Creates an engine with no model (state UNLOADED). `opts` may be NULL. Caller frees with
+ * genie_engine_free. */
+GENIE_API genie_status genie_engine_create(genie_engine **out, const genie_engine_options *opts);
+
+/* Cancels running requests and a running load, waits for them, frees everything. NULL is a
+ * no-op. No other call on the engine may run or start meanwhile. */
+GENIE_API void genie_engine_free(genie_engine *engine);
+
+/* Receives the fraction (0..1, increasing, 1 at the end) of a running load, on the loading
+ * thread. Return 0 to continue, non-zero to cancel the load (it then fails with
+ * GENIE_CANCELLED; the engine is not FAILED). */
+typedef int (*genie_load_progress_callback)(void *user, float fraction);
+
+/* Starts loading the GGUF at `path` (NUL-terminated) in the background and returns at
+ * once; a model already loaded is unloaded first. `progress` may be NULL. Then call
+ * genie_engine_wait, or poll genie_engine_status. Errors: BUSY (a load or swap runs). */
+GENIE_API genie_status genie_engine_load(genie_engine *engine, const char *path,
+                                         genie_load_progress_callback progress, void *user);
+
+/* Like genie_engine_load, but the current model keeps serving while the new one loads; on
+ * success the new one replaces it (running requests finish on the old one, which is freed
+ * after them); on failure the old one keeps serving and health is DEGRADED ("swap failed").
+ * Without a model it is genie_engine_load. */
+GENIE_API genie_status genie_engine_swap(genie_engine *engine, const char *path,
+                                         genie_load_progress_callback progress, void *user);
+
+/* Waits for the running load/swap, at most timeout_ms (< 0: no limit). *out_state (may be
+ * NULL) receives the state afterwards; it is GENIE_ENGINE_LOADING (with GENIE_OK) when the
+ * time ran out while the first load still runs (a swap that still runs leaves READY/BUSY:
+ * genie_engine_status's `loading` tells). Returns GENIE_OK, or the failed load's
+ * status with its message (NOT_FOUND, FORMAT, UNSUPPORTED, OUT_OF_MEMORY, CANCELLED ...). */
+GENIE_API genie_status genie_engine_wait(genie_engine_state *out_state, genie_engine *engine, int64_t timeout_ms);
+
+/* Cancels a running load and running requests (waiting ones fail with NOT_LOADED), waits
+ * for them, and frees the model and every KV cache and scratch buffer. State UNLOADED. */
+GENIE_API genie_status genie_engine_unload(genie_engine *engine);
+
+/* One tiny forward pass so the first request pays no lazy initialisation (page faults on
+ * the mapped weights, the chat template's parse). Errors: NOT_LOADED. */
+GENIE_API genie_status genie_engine_warmup(genie_engine *engine);
+
+/* Tokens of context per session (0 = the default). Kept sessions of another size are
+ * freed (their conversations start cold). */
+GENIE_API genie_status genie_engine_set_context_limit(genie_engine *engine, int32_t n_ctx);
+
+/* Frees the KV cache and scratch of idle kept conversations except the keep_idle most
+ * recently used; *out_released (may be NULL) = the bytes released. */
+GENIE_API genie_status genie_engine_trim(uint64_t *out_released, genie_engine *engine, int32_t keep_idle);
+
+/* Forgets a conversation (conversation_id: NUL-terminated); no-op for an unknown id. */
+GENIE_API genie_status genie_engine_forget(genie_engine *engine, const char *conversation_id);
+
+/* Cancels the running request of a conversation (NULL: every running request). */
+GENIE_API genie_status genie_engine_cancel(genie_engine *engine, const char *conversation_id);
+
+#define GENIE_ENGINE_STATUS_VERSION 1
+/* A snapshot of the engine: what the assistant's health check reads. Initialise with
+ * GENIE_ENGINE_STATUS_INIT; release its strings with genie_engine_status_clear (it may be
+ * reused afterwards; genie_engine_status clears it first). Strings are NUL-terminated,
+ * never NULL after a successful call ("" when there is nothing to say). */
+typedef struct genie_engine_status_info {
+    unsigned int version;          /* set by the caller: GENIE_ENGINE_STATUS_VERSION */
+    genie_engine_state state;
+    genie_engine_health health;
+    char *health_reason;           /* why health is not OK, e.g. "stuck: conversation 'a' produced
+                                      no token for 61.0 s (watchdog 60.0 s)"; "" when OK */
+    int loading;                   /* non-zero while a load or swap runs */
+    float load_progress;           /* of the running (or last) load, 0..1 */
+    char *model_path;              /* the serving model's file */
+    char *model_name;              /* its general.name */
+    char *architecture;            /* "llama", "qwen2", "qwen3" */
+    char *backend;                 /* "cpu" */
+    int32_t context_length;        /* tokens per session (the limit in force) */
+    int32_t n_ctx_train;
+    uint64_t weights_bytes;        /* the model's tensor data */
+    uint64_t kv_bytes;             /* KV caches of kept conversations and running requests */
+    uint64_t scratch_bytes;        /* their activation workspaces and logits */
+    uint64_t device_bytes;         /* accelerator memory (0 on the CPU backend) */
+    uint64_t process_rss_bytes;    /* resident set of the whole process; 0 if unknown */
+    genie_status last_error_status;/* of the last failed load, swap or request; GENIE_OK if none */
+    char *last_error;              /* its message */
+    uint64_t requests;             /* chat requests admitted */
+    uint64_t failures;             /* of those, ended with an error */
+    uint64_t cancelled;            /* of those, ended GENIE_FINISH_CANCELLED */
+    uint64_t prompt_tokens;
+    uint64_t reused_tokens;        /* prompt tokens found in a kept KV cache */
+    uint64_t generated_tokens;
+    uint64_t stuck_events;         /* generations the watchdog found stuck */
+    uint64_t out_of_memory;        /* out-of-memory errors */
+    uint64_t loads;                /* successful loads and swaps */
+    uint64_t load_failures;
+    int32_t active_requests;
+    int32_t queued_requests;
+    int32_t conversations;         /* conversations with a kept KV cache */
+    double seconds_since_token;    /* longest wait for a token among running requests; 0 when idle */
+} genie_engine_status_info;
+#define GENIE_ENGINE_STATUS_INIT                                                                                      \
+    { GENIE_ENGINE_STATUS_VERSION, GENIE_ENGINE_UNLOADED, GENIE_HEALTH_OK, NULL, 0, 0.0f, NULL, NULL, NULL, NULL, 0, \
+      0, 0, 0, 0, 0, 0, GENIE_OK, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0 }
+
+/* Fills *out (version set by the caller). Never blocks on a running request or load. */
+GENIE_API genie_status genie_engine_status(genie_engine_status_info *out, const genie_engine *engine);
+
+/* Frees the strings of *out and zeroes its other fields (version kept). NULL is a no-op. */
+GENIE_API void genie_engine_status_clear(genie_engine_status_info *out);
+
+#define GENIE_ENGINE_CHAT_OPTIONS_VERSION 1
+/* Engine-specific options of one chat request. */
+typedef struct genie_engine_chat_options {
+    unsigned int version;        /* GENIE_ENGINE_CHAT_OPTIONS_VERSION */
+    const char *conversation_id; /* NUL-terminated; requests with the same id share a kept KV
+                                    cache (warm turns); NULL or "" = a one-off request */
+    int32_t priority;            /* waiting requests are admitted higher first; default 0 */
+} genie_engine_chat_options;
+#define GENIE_ENGINE_CHAT_OPTIONS_INIT { GENIE_ENGINE_CHAT_OPTIONS_VERSION, NULL, 0 }
+
+/* Sets *opts to the defaults (equal to GENIE_ENGINE_CHAT_OPTIONS_INIT). */
+GENIE_API genie_status genie_engine_chat_options_init(genie_engine_chat_options *opts, unsigned int version);
+
+/* genie_session_chat on the engine: waits for a turn (priority), runs `request` on the
+ * conversation's session (created cold, or kept from an earlier turn so only new tokens
+ * are evaluated: out->reused_prefix_tokens), streams pieces to `callback` on the calling
+ * thread. `opts` may be NULL (one-off, priority 0). Same request, callback, result and
+ * finish-reason rules as genie_session_chat. Errors: NOT_LOADED (no model, or unloaded
+ * while waiting), OUT_OF_MEMORY (KV cache; health becomes DEGRADED), and those of
+ * genie_session_chat. */
+GENIE_API genie_status genie_engine_chat(genie_engine *engine, const genie_engine_chat_options *opts,
+                                         const genie_chat_request *request, genie_piece_callback callback,
+                                         void *user, genie_chat_result *out);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <genie/chat.hpp>
+#include <genie/engine.hpp>
 #include <genie/error.hpp>
+#include <genie/memory_plan.hpp>
 #include <genie/model.hpp>
 #include <genie/sampler.hpp>
 #include <genie/session.hpp>

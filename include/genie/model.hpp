@@ -27,6 +27,20 @@ struct ModelOptions {
     /// Called on the loading thread with the fraction done (0..1, increasing, ending at
     /// exactly 1 on success); return false to abandon the load (genie::Error Cancelled).
     std::function<bool(float fraction)> progress;
+    /// true: the weights are used in place from a read-only mmap of the file (no copy; the
+    /// page cache is the only copy). The file must then not be truncated or rewritten while
+    /// the model is loaded: Session creation and each generate/evaluate check it and throw
+    /// genie::Error Io "model file changed on disk"; only a truncation that races a running
+    /// forward pass can still fault (SIGBUS). A file replaced by rename is harmless.
+    /// false: the file is read into anonymous memory at load (llama.cpp's --no-mmap): more
+    /// resident memory, immune to any change of the file (docs/reliability.md).
+    bool use_mmap = true;
+    /// Bytes the model and a session of it may use (the memory planner, docs/cuda.md;
+    /// genie::plan_memory). 0 = what is free now: MemAvailable (/proc/meminfo) for the CPU,
+    /// cudaMemGetInfo's free memory for CUDA. Model::load (weights) and each Session (weights
+    /// + KV cache + scratch) check their plan against it before allocating: OutOfMemory, the
+    /// message showing the plan and the largest context that fits.
+    uint64_t memory_budget_bytes = 0;
 };
 
 /// Facts about a loaded model, read from its GGUF metadata.
@@ -47,7 +61,7 @@ struct ModelInfo {
 };
 
 /// A model loaded from a GGUF file: immutable after load, its weights used in place
-/// from a read-only mmap (no copy). Copies are cheap handles to the same model; a
+/// from a read-only mmap (no copy; see ModelOptions::use_mmap). Copies are cheap handles to the same model; a
 /// Model may be used by any number of threads and Sessions at once, and stays alive
 /// as long as any copy or Session refers to it.
 class GENIE_API Model {

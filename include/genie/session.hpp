@@ -9,6 +9,7 @@
 #include <genie/tokenizer.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -23,11 +24,22 @@ namespace genie {
 enum class KvType {
     F16,  ///< half precision (llama.cpp's default)
     F32,  ///< full precision
+    /// INT8 with a scale per 32 elements of a head (ggml's Q8_0 blocks, llama.cpp's
+    /// `-ctk q8_0 -ctv q8_0`): 34 bytes per 32 values, 0.53x the F16 cache. Needs a head
+    /// size that is a multiple of 32 (Unsupported otherwise). docs/kv-cache.md.
+    Q8_0,
 };
+
+/// SessionOptions::context_length: the largest context that fits the memory budget.
+inline constexpr int32_t kLargestContext = -1;
 
 /// Options of a Session.
 struct SessionOptions {
-    int32_t context_length = 0;  ///< tokens the KV cache holds; 0 = min(model's training context, 4096)
+    /// Tokens the KV cache holds. 0 = min(model's training context, 4096), reduced to what
+    /// fits the memory budget (ModelOptions::memory_budget_bytes); kLargestContext = the
+    /// largest context that fits the budget, at most the training context. An explicit
+    /// length that does not fit is an OutOfMemory error showing the plan.
+    int32_t context_length = 0;
     int32_t threads = 0;         ///< CPU threads; 0 = all hardware threads
     int32_t batch_size = 512;    ///< prompt tokens evaluated per forward pass
     KvType kv_type = KvType::F16;
@@ -163,6 +175,65 @@ public:
 
     int32_t context_length() const noexcept;
     const Model& model() const noexcept;
+    /// Bytes of the KV cache (allocated for the whole context at construction).
+    size_t kv_bytes() const noexcept;
+    /// Bytes of activation scratch and logits the session holds (grows with the largest
+    /// batch evaluated). Not synchronised: do not call while a call on the session runs.
+    size_t scratch_bytes() const noexcept;
+
+    /// Saves the tokens the KV cache holds and their K/V cells (only the used cells, not
+    /// the whole context) to `path` atomically: a temporary file in the same folder, fsync,
+    /// rename, fsync of the folder — a reader sees the old file or the new one, never a mix.
+    /// The file is tied to the model (a fingerprint of its tensor data, computed on the
+    /// first save/load of a Model and cached), the KV type and the KV shape. Format and
+    /// guarantees: docs/kv-cache.md. Returns the file's size in bytes. Throws Io / NotFound
+    /// (the folder). Not while a generate runs on this session.
+    uint64_t save_state(const std::filesystem::path& path) const;
+    /// Replaces the KV cache's contents with a file save_state wrote (in any process, from a
+    /// session with the same model, KV type and shape; the context must hold its tokens).
+    /// Afterwards cached_tokens() are the file's tokens and last_logits() is empty: the next
+    /// generate/evaluate with a prompt that extends them evaluates only the new tokens (and
+    /// the last cached one again for its logits). Throws NotFound / Io (the file), Format
+    /// (not a KV file, unknown version, truncated, corrupt: checksums), InvalidArgument
+    /// (another model, KV type or shape, more tokens than the context); the message names
+    /// the file and what differs. On error the session is unchanged.
+    void load_state(const std::filesystem::path& path);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// A folder of saved session states (Session::save_state files) under caller keys, e.g.
+/// conversation ids, kept within a size budget by evicting the least recently used entry
+/// (stored or restored). Keys are any strings: each maps to a file name made of its safe
+/// characters and a hash of the whole key. Thread-safe within a process; processes sharing
+/// a folder see whole files only (atomic writes). docs/kv-cache.md.
+class GENIE_API KvCacheDir {
+public:
+    /// Creates `dir` when missing. max_bytes = 0: no limit. Throws Io.
+    KvCacheDir(std::filesystem::path dir, uint64_t max_bytes);
+    KvCacheDir(KvCacheDir&&) noexcept;
+    KvCacheDir& operator=(KvCacheDir&&) noexcept;
+    ~KvCacheDir();
+
+    /// Saves `session`'s state under `key` (replacing an older one), then evicts the least
+    /// recently used entries until the entries fit max_bytes. Returns false, keeping nothing
+    /// under `key`, when this state alone is larger than max_bytes. Throws InvalidArgument
+    /// (empty key), Io.
+    bool store(std::string_view key, const Session& session);
+    /// Loads `key`'s state into `session` and marks it recently used. Returns false when
+    /// there is no entry, or it does not fit this session (another model, KV type or shape,
+    /// too many tokens: the entry is kept), or it is corrupt (the entry is deleted); the
+    /// session is then unchanged. Throws InvalidArgument (empty key), Io.
+    bool restore(std::string_view key, Session& session);
+    /// Deletes `key`'s entry; false when there was none.
+    bool remove(std::string_view key);
+    /// The file that holds `key`'s entry (which may not exist).
+    std::filesystem::path path_for(std::string_view key) const;
+    /// Bytes of all entries in the folder.
+    uint64_t size_bytes() const;
+    uint64_t max_bytes() const noexcept;
 
 private:
     struct Impl;

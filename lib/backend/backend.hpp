@@ -3,6 +3,7 @@
 // architecture runs. Activations are row-major float32 matrices in backend memory.
 #pragma once
 
+#include <genie/error.hpp>
 #include <genie/session.hpp>
 #include <genie/types.hpp>
 
@@ -60,6 +61,17 @@ struct KvLayout {
     int32_t head_dim = 0;
     KvType type = KvType::F16;
     size_t bytes() const noexcept;
+    /// Bytes of one cell's keys (or values) of one layer: n_head_kv * head_dim elements
+    /// (F16: 2 bytes each, F32: 4, Q8_0: 34 bytes per 32).
+    size_t row_bytes() const noexcept {
+        const size_t n = static_cast<size_t>(n_head_kv) * static_cast<size_t>(head_dim);
+        switch (type) {
+            case KvType::F32: return n * 4;
+            case KvType::Q8_0: return n / 32 * 34;
+            case KvType::F16: break;
+        }
+        return n * 2;
+    }
 };
 
 /// Backend-owned KV storage.
@@ -67,6 +79,17 @@ class KvCache {
 public:
     virtual ~KvCache() = default;
     const KvLayout& layout() const noexcept { return layout_; }
+    /// Copies cells [first, first + n) of `layer` to host memory: n * layout().row_bytes()
+    /// bytes of keys to k_dst and of values to v_dst, in the cache's own element format
+    /// (KV persistence, lib/runtime/kv_file.cpp). Default: Unsupported.
+    virtual void read_cells(int32_t /*layer*/, int32_t /*first*/, int32_t /*n*/, void* /*k_dst*/, void* /*v_dst*/) const {
+        throw Error(ErrorCode::Unsupported, "this backend cannot read its KV cache back");
+    }
+    /// Overwrites cells [first, first + n) of `layer` with bytes read_cells produced.
+    virtual void write_cells(int32_t /*layer*/, int32_t /*first*/, int32_t /*n*/, const void* /*k_src*/,
+                             const void* /*v_src*/) {
+        throw Error(ErrorCode::Unsupported, "this backend cannot restore a KV cache");
+    }
 
 protected:
     explicit KvCache(const KvLayout& layout) : layout_(layout) {}
@@ -81,6 +104,8 @@ public:
     virtual Tensor allocate(int64_t rows, int64_t cols) = 0;
     /// Frees every tensor handed out since the last reset.
     virtual void reset() noexcept = 0;
+    /// Bytes the arena holds (kept across resets); 0 when the backend does not say.
+    virtual size_t bytes() const noexcept { return 0; }
 };
 
 class Backend {
@@ -120,5 +145,40 @@ public:
 
 /// The CPU backend with `threads` worker threads (0 = hardware concurrency).
 std::unique_ptr<Backend> make_cpu_backend(int32_t threads);
+
+// ---- CUDA (cuda/; lib/backend/cuda_stub.cpp in a build without it) ----------------------
+
+/// A model's tensor bytes made reachable by the CUDA device, per the allocation policy
+/// of cuda/allocator (integrated: the mapping used in place; discrete: one upload). A
+/// Weight keeps its host address (the model's mapping): the CUDA backend translates it.
+/// Shared by every session of the model.
+class DeviceWeights {
+public:
+    virtual ~DeviceWeights() = default;
+    /// e.g. "NVIDIA H200 (sm_90, discrete): 1.20 GiB uploaded".
+    virtual std::string describe() const = 0;
+    /// Device memory these weights hold (0 when used in place from host memory).
+    virtual size_t device_bytes() const noexcept = 0;
+};
+
+/// Memory facts of a CUDA device, for the memory planner.
+struct CudaMemoryInfo {
+    size_t free = 0;
+    size_t total = 0;
+    bool integrated = false;  ///< shares physical memory with the CPU (Jetson)
+    std::string name;
+};
+
+/// Number of usable CUDA devices; 0 in a build without CUDA or without a device/driver,
+/// with the reason in *reason. Never throws.
+int cuda_device_count(std::string* reason = nullptr) noexcept;
+/// Free/total memory of device `device`; false (and *reason) when unavailable. Never throws.
+bool cuda_memory_info(int device, CudaMemoryInfo& info, std::string* reason = nullptr) noexcept;
+/// Makes host bytes [data, data + bytes) (a model's tensor data, page-aligned or not)
+/// reachable by device `device`. Throws genie::Error: Unsupported (build without CUDA),
+/// Device (CUDA failure: call, file, line), OutOfMemory (more than the device has free).
+std::shared_ptr<DeviceWeights> cuda_load_weights(const void* data, size_t bytes, int device);
+/// The CUDA backend on the device of `weights`. Throws like cuda_load_weights.
+std::unique_ptr<Backend> make_cuda_backend(std::shared_ptr<const DeviceWeights> weights);
 
 }  // namespace genie::backend

@@ -130,6 +130,13 @@ Reader Reader::open(const std::filesystem::path& path) {
     return reader;
 }
 
+Reader Reader::from_file(MappedFile file) {
+    Reader reader;
+    reader.file_ = std::move(file);
+    reader.parse();
+    return reader;
+}
+
 Reader Reader::from_bytes(std::vector<uint8_t> bytes, std::string name) {
     Reader reader;
     reader.file_ = MappedFile::from_bytes(std::move(bytes), std::move(name));

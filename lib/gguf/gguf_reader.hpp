@@ -55,6 +55,8 @@ public:
     static Reader open(const std::filesystem::path& path);
     /// Parses bytes held in memory (tests, fuzzing); `name` appears in errors.
     static Reader from_bytes(std::vector<uint8_t> bytes, std::string name = "<memory>");
+    /// Parses a file already opened (MappedFile::open, or MappedFile::read for --no-mmap).
+    static Reader from_file(MappedFile file);
 
     Reader(Reader&&) noexcept = default;
     Reader& operator=(Reader&&) noexcept = default;
@@ -66,6 +68,8 @@ public:
     uint64_t file_size() const noexcept { return file_.size(); }
     /// True when tensor bytes live in an mmap of the file (zero-copy).
     bool is_mapped() const noexcept { return file_.is_mapped(); }
+    /// The bytes' owner (MappedFile::check_unchanged tells whether a mapped file changed).
+    const MappedFile& file() const noexcept { return file_; }
 
     // ---- metadata -------------------------------------------------------------
     /// All key/value pairs in file order.

@@ -16,6 +16,8 @@ public:
     /// Runs `tokens` at positions [first_pos, first_pos + n), writing their K/V into the
     /// cache, and copies the logits of the last token to `logits` (n_vocab floats).
     void run(std::span<const int32_t> tokens, int32_t first_pos, float* logits);
+    /// Bytes of the activation workspace (engine status).
+    size_t workspace_bytes() const noexcept { return workspace_->bytes(); }
 
 private:
     const Model::Impl& model_;

@@ -1,3 +1,4 @@
+#include "model/memory_plan.hpp"
 #include "model/model_impl.hpp"
 #include "tokenizer/tokenizer_internal.hpp"
 
@@ -11,17 +12,23 @@ namespace genie {
 
 Model Model::load(const std::filesystem::path& path, const ModelOptions& options) {
     const auto start = std::chrono::steady_clock::now();
-    if (options.backend == BackendKind::Cuda)
-        throw Error(ErrorCode::Unsupported, "the CUDA backend is not available in this build yet (use BackendKind::Cpu)");
+    // Auto: CUDA when a device is present (and the build has it); Cuda without one fails
+    // below with Unsupported (no CUDA in this build) or Device (no device/driver).
+    const BackendKind backend = model::resolve_backend(options.backend);
     auto report = [&](float fraction) {
         if (options.progress && !options.progress(fraction))
             throw Error(ErrorCode::Cancelled, fmt::format("'{}': loading cancelled by the progress callback", path.string()));
     };
     report(0.0f);
-    gguf::Reader reader = gguf::Reader::open(path);
+    gguf::Reader reader = gguf::Reader::from_file(options.use_mmap ? MappedFile::open(path) : MappedFile::read(path));
     report(0.4f);  // metadata parsed, tensor directory validated
     model::HParams hp = model::read_hparams(reader);
     model::Weights weights = model::bind_weights(reader, hp);
+    // The memory planner, before anything is allocated: the weights and a context of one
+    // token must fit the budget (each Session checks its own context).
+    model::require_fits(model::plan_for_context(model::plan_model(reader), model::plan_target(backend, options.memory_budget_bytes), 1,
+                                                KvType::F16, 1),
+                        fmt::format("'{}'", path.string()));
     report(0.5f);
     Tokenizer tokenizer = tokenizer::make_tokenizer(reader);
     report(0.9f);
@@ -31,6 +38,17 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
 
     auto impl = std::make_shared<Impl>(std::move(reader), hp, std::move(weights), std::move(tokenizer));
     impl->options = options;
+    impl->backend = backend;
+    if (backend == BackendKind::Cuda) {  // weights to the device per the allocation policy (cuda/allocator)
+        const uint8_t* begin = nullptr;
+        const uint8_t* end = nullptr;
+        for (const auto& t : impl->reader.tensors()) {
+            if (!t.data) continue;
+            if (!begin || t.data < begin) begin = t.data;
+            if (!end || t.data + t.size_bytes > end) end = t.data + t.size_bytes;
+        }
+        impl->device_weights = backend::cuda_load_weights(begin, begin ? static_cast<size_t>(end - begin) : 0, 0);
+    }
     impl->chat_template_source = impl->reader.get_or<std::string>("tokenizer.chat_template", "");
     ModelInfo& info = impl->info;
     info.architecture = hp.architecture;

@@ -28,6 +28,18 @@ struct Model::Impl {
     double load_ms = 0;
     std::string chat_template_source;  // tokenizer.chat_template, "" when absent
 
+    /// The compute backend chosen at load (Auto resolved) and, for CUDA, the tensor data
+    /// made reachable by the device (cuda/allocator; shared by every session).
+    BackendKind backend = BackendKind::Cpu;
+    std::shared_ptr<backend::DeviceWeights> device_weights;
+    /// Bytes the model holds outside the reclaimable page cache (device, pinned or read
+    /// weights), which a free-memory budget no longer shows (the memory planner adds them).
+    uint64_t device_held_bytes() const noexcept { return device_weights || !reader.is_mapped() ? info.weight_bytes : 0; }
+
+    /// runtime::model_fingerprint's cache (lib/runtime/kv_file.cpp): computed once, on first use.
+    mutable std::once_flag fingerprint_once;
+    mutable uint64_t fingerprint_value = 0;
+
     /// The parsed chat template (ChatML when the GGUF has none), parsed on first use and
     /// shared by every session; thread-safe. Throws the parse error on each call.
     const ChatTemplate& chat_template() const {

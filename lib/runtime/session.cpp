@@ -1,11 +1,15 @@
 // Session: the KV cache, prefix reuse and the generate loop.
 #include "backend/backend.hpp"
 #include "constraint/json_grammar.hpp"
+#include "core/fault_injection.hpp"
 #include "model/forward.hpp"
+#include "model/memory_plan.hpp"
 #include "model/model_impl.hpp"
+#include "runtime/kv_file.hpp"
 #include "runtime/output_filter.hpp"
 
 #include <genie/error.hpp>
+#include <genie/memory_plan.hpp>
 #include <genie/session.hpp>
 
 #include <fmt/format.h>
@@ -35,11 +39,17 @@ struct Session::Impl {
 
     Impl(const Model& m, const SessionOptions& o) : model(m), options(o) {
         const model::HParams& hp = m.impl().hparams;
-        if (options.context_length < 0) throw Error(ErrorCode::InvalidArgument, "context_length must be >= 0");
-        if (options.batch_size <= 0) throw Error(ErrorCode::InvalidArgument, "batch_size must be > 0");
-        if (options.context_length == 0) options.context_length = std::min(hp.n_ctx_train, 4096);
-        backend = backend::make_cpu_backend(options.threads);
+        // The memory planner (lib/model/memory_plan) resolves context_length (0 and
+        // kLargestContext) and checks the plan against the budget before anything is
+        // allocated: OutOfMemory showing the plan and the largest context that fits.
+        const MemoryPlan plan = plan_memory(m, options);  // InvalidArgument for bad options
+        model::require_fits(plan, fmt::format("a session with a context of {} tokens", plan.context_length));
+        options.context_length = plan.context_length;
+        backend = m.impl().device_weights ? backend::make_cuda_backend(m.impl().device_weights)
+                                          : backend::make_cpu_backend(options.threads);
         backend::KvLayout layout{hp.n_layer, options.context_length, hp.n_head_kv, hp.head_dim_k, options.kv_type};
+        m.impl().reader.file().check_unchanged();  // Io "model file changed on disk" (docs/reliability.md)
+        detail::inject_alloc_failure("KV cache");   // tests only: an injected OutOfMemory
         cache = backend->create_kv_cache(layout);
         forward = std::make_unique<model::Forward>(m.impl(), *backend, *cache);
     }
@@ -48,6 +58,7 @@ struct Session::Impl {
     /// Returns how many tokens were reused.
     int32_t evaluate(std::span<const TokenId> tokens) {
         if (tokens.empty()) throw Error(ErrorCode::InvalidArgument, "cannot evaluate an empty token sequence");
+        model.impl().reader.file().check_unchanged();  // before any weight is read
         if (static_cast<int64_t>(tokens.size()) > options.context_length)
             throw Error(ErrorCode::ContextOverflow,
                         fmt::format("the prompt has {} tokens but the context holds {}", tokens.size(), options.context_length));
@@ -234,6 +245,20 @@ void Session::reset() noexcept {
     impl_->logits.clear();
 }
 int32_t Session::context_length() const noexcept { return impl_->options.context_length; }
+size_t Session::kv_bytes() const noexcept { return impl_->cache->layout().bytes(); }
+size_t Session::scratch_bytes() const noexcept {
+    return impl_->logits.capacity() * sizeof(float) + impl_->forward->workspace_bytes();
+}
 const Model& Session::model() const noexcept { return impl_->model; }
+
+uint64_t Session::save_state(const std::filesystem::path& path) const {
+    return runtime::save_kv_file(path, impl_->model.impl(), *impl_->cache, impl_->cached);
+}
+
+void Session::load_state(const std::filesystem::path& path) {
+    std::vector<TokenId> tokens = runtime::load_kv_file(path, impl_->model.impl(), *impl_->cache);
+    impl_->cached = std::move(tokens);
+    impl_->logits.clear();
+}
 
 }  // namespace genie

@@ -79,7 +79,14 @@ TEST_CASE("fp32_to_fp16 rounds to nearest with ties to even", "[fp16]") {
     CHECK(is_nan_half(fp32_to_fp16(f32_from_bits(0x7f800001u))));  // smallest-payload NaN stays NaN
 }
 
-#if defined(__FLT16_MAX__) && !defined(__CUDACC__)
+// The compiler's half type as an oracle: _Float16 (g++ 12 has it in C++ on x86 only), or
+// ARM's __fp16 on aarch64 (IEEE binary16, converted by the fcvt instruction).
+#if defined(__aarch64__)
+#define GENIE_HALF_ORACLE __fp16
+#elif defined(__FLT16_MAX__) && !defined(__CUDACC__)
+#define GENIE_HALF_ORACLE _Float16
+#endif
+#if defined(GENIE_HALF_ORACLE)
 TEST_CASE("fp32_to_fp16 agrees with the compiler's _Float16 conversion", "[fp16]") {
     // g++ converts float -> _Float16 with correct IEEE rounding: an independent
     // oracle. Walk the float bit patterns with a stride coprime to 2^32.
@@ -87,7 +94,7 @@ TEST_CASE("fp32_to_fp16 agrees with the compiler's _Float16 conversion", "[fp16]
     for (uint64_t bits = 0; bits <= 0xffffffffull; bits += 65521) {
         const float f = f32_from_bits(static_cast<uint32_t>(bits));
         if (std::isnan(f)) continue;
-        const _Float16 reference = static_cast<_Float16>(f);
+        const GENIE_HALF_ORACLE reference = static_cast<GENIE_HALF_ORACLE>(f);
         uint16_t expected;
         std::memcpy(&expected, &reference, 2);
         INFO("float bits 0x" << std::hex << bits);

@@ -15,6 +15,13 @@
 
 #include <dlfcn.h>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+#include <algorithm>
+#include <cstdlib>
+
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -266,7 +273,37 @@ TEST_CASE("kernels: ggml x86 Q8_0 activation quantizer", "[kernels]") {
 TEST_CASE("kernels: isa_description names the set in use", "[kernels]") {
     const std::string isa = cpu::isa_description();
     CHECK_FALSE(isa.empty());
-    CHECK(isa == cpu::available_kernel_sets().back()->isa);
+    if (const char* want = std::getenv("GENIE_CPU_ISA"); !want || !*want) CHECK(isa == cpu::available_kernel_sets().back()->isa);
+}
+
+TEST_CASE("kernels: the variants this CPU supports are built in and the best one is used", "[kernels]") {
+    std::vector<std::string> names;
+    for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) names.emplace_back(ks->isa);
+    CAPTURE(names);
+    REQUIRE(names.front() == "scalar");
+    const auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+#if defined(__aarch64__) && defined(__linux__)
+    // AdvSIMD is architectural on aarch64; dotprod is ARMv8.2's optional extension.
+    CHECK(has("neon"));
+    CHECK(has("neon+dotprod") == ((getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0));
+    CHECK(names.back() == std::string(has("neon+dotprod") ? "neon+dotprod" : "neon"));
+#elif defined(__x86_64__)
+    __builtin_cpu_init();
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    CHECK(has("avx2") == avx2);
+    if (has("avx512_vnni")) CHECK(names.back() == "avx512_vnni");
+    else if (avx2) CHECK(names.back() == "avx2");
+#endif
+    // Every SIMD set has its own kernel for each weight type (none inherited from scalar).
+    const cpu::KernelSet& scalar = cpu::scalar_kernels();
+    for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
+        if (ks == &scalar) continue;
+        for (DType t : kWeightTypes) {
+            CAPTURE(ks->isa, dtype_name(t));
+            CHECK(ks->gemm[static_cast<int>(t)] != nullptr);
+            CHECK(ks->gemm[static_cast<int>(t)] != scalar.gemm[static_cast<int>(t)]);
+        }
+    }
 }
 
 TEST_CASE("matmul: threaded kernels match the double-precision reference", "[kernels]") {

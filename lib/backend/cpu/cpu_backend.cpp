@@ -5,8 +5,10 @@
 // the plain reference loops (double accumulation), the oracle the fast paths are tested
 // against. Ops are threaded over rows and allocate nothing per call once warm.
 #include "backend/backend.hpp"
+#include "backend/cpu/attention_q8.hpp"
 #include "backend/cpu/kernels/kernels.hpp"
 #include "backend/cpu/matmul.hpp"
+#include "backend/cpu/simd_math.hpp"
 
 #include "core/fp16.hpp"
 #include "core/thread_pool.hpp"
@@ -25,9 +27,7 @@
 namespace genie::backend {
 
 size_t KvLayout::bytes() const noexcept {
-    const size_t element = type == KvType::F16 ? 2 : 4;
-    return 2 * static_cast<size_t>(n_layer) * static_cast<size_t>(n_ctx) * static_cast<size_t>(n_head_kv) *
-           static_cast<size_t>(head_dim) * element;
+    return 2 * static_cast<size_t>(n_layer) * static_cast<size_t>(n_ctx) * row_bytes();
 }
 
 namespace {
@@ -36,8 +36,12 @@ class CpuKvCache final : public KvCache {
 public:
     explicit CpuKvCache(const KvLayout& layout) : KvCache(layout) {
         const size_t per_layer = static_cast<size_t>(layout.n_ctx) * layout.n_head_kv * layout.head_dim;
+        if (layout.type == KvType::Q8_0) cpu_q8::check_head_dim(layout.head_dim);
         try {
-            if (layout.type == KvType::F16) {
+            if (layout.type == KvType::Q8_0) {  // INT8: attention_q8.cpp
+                k8.resize(static_cast<size_t>(layout.n_ctx) * layout.row_bytes() * layout.n_layer);
+                v8.resize(k8.size());
+            } else if (layout.type == KvType::F16) {
                 k16.resize(per_layer * layout.n_layer);
                 v16.resize(per_layer * layout.n_layer);
             } else {
@@ -55,6 +59,40 @@ public:
     // K and V per layer: [n_ctx, n_head_kv * head_dim]
     std::vector<uint16_t> k16, v16;
     std::vector<float> k32, v32;
+    std::vector<uint8_t> k8, v8;  // Q8_0: [n_ctx, row_bytes()] per layer
+    uint8_t* q8_k(int32_t layer) { return k8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
+    uint8_t* q8_v(int32_t layer) { return v8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
+
+    // KV persistence: raw cell bytes in the cache's element format.
+    void read_cells(int32_t layer, int32_t first, int32_t n, void* k_dst, void* v_dst) const override {
+        auto* self = const_cast<CpuKvCache*>(this);
+        const size_t at = self->cell_byte(layer, first, n), len = static_cast<size_t>(n) * layout_.row_bytes();
+        std::memcpy(k_dst, self->bytes_k() + at, len);
+        std::memcpy(v_dst, self->bytes_v() + at, len);
+    }
+    void write_cells(int32_t layer, int32_t first, int32_t n, const void* k_src, const void* v_src) override {
+        const size_t at = cell_byte(layer, first, n), len = static_cast<size_t>(n) * layout_.row_bytes();
+        std::memcpy(bytes_k() + at, k_src, len);
+        std::memcpy(bytes_v() + at, v_src, len);
+    }
+
+private:
+    size_t cell_byte(int32_t layer, int32_t cell, int32_t n) const {
+        if (layer < 0 || layer >= layout_.n_layer || cell < 0 || n < 0 || cell > layout_.n_ctx - n)
+            throw Error(ErrorCode::InvalidArgument,
+                        fmt::format("KV cells [{}, {}) of layer {} are out of range", cell, cell + n, layer));
+        return (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(cell)) * layout_.row_bytes();
+    }
+    uint8_t* bytes_k() {
+        return layout_.type == KvType::Q8_0  ? k8.data()
+               : layout_.type == KvType::F16 ? reinterpret_cast<uint8_t*>(k16.data())
+                                             : reinterpret_cast<uint8_t*>(k32.data());
+    }
+    uint8_t* bytes_v() {
+        return layout_.type == KvType::Q8_0  ? v8.data()
+               : layout_.type == KvType::F16 ? reinterpret_cast<uint8_t*>(v16.data())
+                                             : reinterpret_cast<uint8_t*>(v32.data());
+    }
 };
 
 /// An arena: the buffers of one forward pass are kept by reset() and handed out again,
@@ -74,6 +112,11 @@ public:
         return {b.data(), rows, cols};
     }
     void reset() noexcept override { used_ = 0; }
+    size_t bytes() const noexcept override {
+        size_t total = 0;
+        for (const auto& b : blocks_) total += b.capacity() * sizeof(float);
+        return total;
+    }
 
 private:
     std::vector<std::vector<float>> blocks_;
@@ -159,10 +202,21 @@ public:
 
     void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) override {
         auto& c = static_cast<CpuKvCache&>(cache);
+        if (c.layout().type == KvType::Q8_0) {
+            cpu_q8::store(pool_, k, v, c.q8_k(layer), c.q8_v(layer), c.layout().row_bytes(), first_pos);
+            return;
+        }
         const size_t row = c.row();
+        // F32 -> F16 round to nearest even: the kernel set's converter (F16C) or fp32_to_fp16.
+        const genie::cpu::QuantizeFn to_f16 = genie::cpu::kernel_set().quantize[static_cast<int>(DType::F16)];
         for (int64_t r = 0; r < k.rows; ++r) {
             const size_t at = c.offset(layer, first_pos + static_cast<int32_t>(r));
             if (c.layout().type == KvType::F16) {
+                if (to_f16) {
+                    to_f16(k.row(r), &c.k16[at], static_cast<int64_t>(row));
+                    to_f16(v.row(r), &c.v16[at], static_cast<int64_t>(row));
+                    continue;
+                }
                 for (size_t i = 0; i < row; ++i) {
                     c.k16[at + i] = fp32_to_fp16(k.row(r)[i]);
                     c.v16[at + i] = fp32_to_fp16(v.row(r)[i]);
@@ -177,54 +231,96 @@ public:
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
                    Tensor& out) override {
         const auto& c = static_cast<const CpuKvCache&>(cache);
+        if (c.layout().type == KvType::Q8_0) {
+            auto& m = const_cast<CpuKvCache&>(c);
+            cpu_q8::attention(pool_, q, m.q8_k(layer), m.q8_v(layer), c.layout().row_bytes(), c.layout().n_head_kv,
+                              c.layout().head_dim, first_pos, n_head, scale, out);
+            return;
+        }
         const genie::cpu::KernelSet& ks = genie::cpu::kernel_set();
         if (c.layout().type != KvType::F16 || std::strcmp(ks.isa, "scalar") == 0) {
             attention_reference(q, c, layer, first_pos, n_head, scale, out);
             return;
         }
         // As ggml with an F16 cache: q converted to F16, K·q accumulated in float
-        // (vec_dot_f16), softmax with exp in float and the sum in double, probabilities
-        // converted to F16, V·p accumulated in float. Work items: (query row, KV head),
-        // each covering the query heads that share the KV head, over the causal range.
+        // (vec_dot_f16), softmax with exp in float (ggml's vectorised expf) and the sum in
+        // double, probabilities converted to F16, V·p accumulated in float.
+        //
+        // Work item: a block of consecutive query rows x one KV head, covering the query
+        // heads that share it (GQA), so that each K and V row loaded serves every query of
+        // the block: S = Q K^T for the block by the F16 gemm kernel (over the causal range
+        // of the block's last row; cells past a row's own position get probability 0),
+        // softmax per query, then O = P V in register tiles (simd_math pv_f16). A block is
+        // sized so that its scores stay in L2 for long contexts. Items are handed out
+        // longest first (the causal range grows with the row) so the threads end together.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
         const size_t row = c.row();
         const genie::cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::F16)];
         const genie::cpu::QuantizeFn to_f16 = ks.quantize[static_cast<int>(DType::F16)];
         const genie::cpu::AxpyF16Fn axpy = ks.axpy_f16;
+        const genie::cpu::MathFns& math = genie::cpu::math_fns();
+        const bool tiled_pv = math.pv_f16 && hd % 8 == 0;
         const uint16_t* K = c.k16.data() + c.offset(layer, 0);
         const uint16_t* V = c.v16.data() + c.offset(layer, 0);
-        pool_.parallel_for(q.rows * n_head_kv, [&](int64_t begin, int64_t end) {
+        const int64_t n = q.rows;
+        const int64_t n_kv_all = first_pos + n;
+        // Rows per block: about 32 queries, fewer when the scores of a block ([queries,
+        // causal range] floats) would pass 512 KiB.
+        int64_t rows_per_block = std::max<int64_t>(1, 32 / group);
+        while (rows_per_block > 1 && rows_per_block * group * n_kv_all * 4 > (512 << 10)) rows_per_block /= 2;
+        const int64_t blocks = (n + rows_per_block - 1) / rows_per_block;
+        pool_.parallel_for(blocks * n_head_kv, [&](int64_t begin, int64_t end) {
             thread_local std::vector<uint16_t> q16, p16;
             thread_local std::vector<float> scores;
+            thread_local std::vector<const float*> prow;
+            thread_local std::vector<float*> orow;
             for (int64_t item = begin; item < end; ++item) {
-                const int64_t r = item / n_head_kv;
+                const int64_t block = blocks - 1 - item / n_head_kv;  // longest first
                 const int32_t hk = static_cast<int32_t>(item % n_head_kv), h0 = hk * group;
-                const int32_t n_kv = first_pos + static_cast<int32_t>(r) + 1;  // causal: cells [0, pos]
-                q16.resize(static_cast<size_t>(group) * hd);
-                to_f16(q.row(r) + static_cast<int64_t>(h0) * hd, q16.data(), static_cast<int64_t>(group) * hd);
-                scores.resize(static_cast<size_t>(group) * n_kv);
-                p16.resize(static_cast<size_t>(group) * n_kv);
-                // scores[g][t] = K[t] · q[g]
-                dot(hd, K + static_cast<size_t>(hk) * hd, row * sizeof(uint16_t), n_kv, q16.data(), hd * sizeof(uint16_t),
-                    group, scores.data(), static_cast<size_t>(n_kv));
-                for (int32_t g = 0; g < group; ++g) {
-                    float* sg = scores.data() + static_cast<size_t>(g) * n_kv;
-                    uint16_t* pg = p16.data() + static_cast<size_t>(g) * n_kv;
+                const int64_t r0 = block * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
+                const int64_t nq = (r1 - r0) * group;
+                const int64_t n_kv_max = first_pos + r1;  // causal range of the block's last row
+                q16.resize(static_cast<size_t>(nq) * hd);
+                for (int64_t r = r0; r < r1; ++r)
+                    to_f16(q.row(r) + static_cast<int64_t>(h0) * hd, q16.data() + static_cast<size_t>((r - r0) * group) * hd,
+                           static_cast<int64_t>(group) * hd);
+                scores.resize(static_cast<size_t>(nq * n_kv_max));
+                p16.resize(static_cast<size_t>(n_kv_max));
+                // scores[i][t] = K[t] · q[i]
+                dot(hd, K + static_cast<size_t>(hk) * hd, row * sizeof(uint16_t), n_kv_max, q16.data(),
+                    hd * sizeof(uint16_t), nq, scores.data(), static_cast<size_t>(n_kv_max));
+                prow.resize(static_cast<size_t>(nq));
+                orow.resize(static_cast<size_t>(nq));
+                for (int64_t i = 0; i < nq; ++i) {
+                    const int64_t r = r0 + i / group;
+                    const int32_t g = static_cast<int32_t>(i % group);
+                    const int64_t n_kv = first_pos + r + 1;  // causal: cells [0, pos]
+                    float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);
                     float max = -INFINITY;
-                    for (int32_t t = 0; t < n_kv; ++t) max = std::max(max, sg[t] *= scale);
-                    double sum = 0.0;
-                    for (int32_t t = 0; t < n_kv; ++t) {
-                        sg[t] = std::exp(sg[t] - max);
-                        sum += sg[t];
-                    }
+                    for (int64_t t = 0; t < n_kv; ++t) max = std::max(max, sg[t] *= scale);
+                    const double sum = math.softmax_exp(n_kv, sg, sg, max);
                     const float inv = static_cast<float>(1.0 / sum);
-                    for (int32_t t = 0; t < n_kv; ++t) sg[t] *= inv;
-                    to_f16(sg, pg, n_kv);
-                    float* o = out.row(r) + static_cast<int64_t>(h0 + g) * hd;
-                    std::fill(o, o + hd, 0.0f);
-                    for (int32_t t = 0; t < n_kv; ++t)
-                        axpy(hd, fp16_to_fp32(pg[t]), V + static_cast<size_t>(t) * row + static_cast<size_t>(hk) * hd, o);
+                    for (int64_t t = 0; t < n_kv; ++t) sg[t] *= inv;
+                    // V·p with an F16 V converts p to F16 (ggml), so round p through F16.
+                    to_f16(sg, p16.data(), n_kv);
+                    for (int64_t t = 0; t < n_kv; ++t) sg[t] = fp16_to_fp32(p16[static_cast<size_t>(t)]);
+                    std::fill(sg + n_kv, sg + n_kv_max, 0.0f);
+                    prow[static_cast<size_t>(i)] = sg;
+                    orow[static_cast<size_t>(i)] = out.row(r) + static_cast<int64_t>(h0 + g) * hd;
+                }
+                if (tiled_pv) {
+                    math.pv_f16(static_cast<int32_t>(nq), n_kv_max, prow.data(), V + static_cast<size_t>(hk) * hd, row, hd,
+                                orow.data());
+                } else {
+                    for (int64_t i = 0; i < nq; ++i) {
+                        float* o = orow[static_cast<size_t>(i)];
+                        std::fill(o, o + hd, 0.0f);
+                        const int64_t n_kv = first_pos + r0 + i / group + 1;
+                        for (int64_t t = 0; t < n_kv; ++t)
+                            axpy(hd, prow[static_cast<size_t>(i)][t],
+                                 V + static_cast<size_t>(t) * row + static_cast<size_t>(hk) * hd, o);
+                    }
                 }
             }
         });
@@ -282,11 +378,13 @@ public:
     }
 
     void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
+        // silu(g) * u, exp as ggml's vectorised expf (the reference std::exp with GENIE_CPU_ISA=scalar)
+        const auto swiglu_fn = genie::cpu::math_fns().swiglu;
         for_rows(gate.rows, gate.cols, [&](int64_t r) {
             const float* gv = gate.row(r);
             const float* uv = up.row(r);
             float* ov = out.row(r);
-            for (int64_t i = 0; i < gate.cols; ++i) ov[i] = gv[i] / (1.0f + std::exp(-gv[i])) * uv[i];
+            swiglu_fn(gate.cols, gv, uv, ov);
         });
     }
 

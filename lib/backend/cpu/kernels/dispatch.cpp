@@ -15,6 +15,9 @@
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace genie::cpu {
 
@@ -65,17 +68,26 @@ KernelSet make_scalar() {
     return s;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// F16C from CPUID leaf 1 (ECX bit 29): clang before 16 has no "f16c" for __builtin_cpu_supports.
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+}
+#endif
+
 bool cpu_has(const char* feature) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     if (!std::strcmp(feature, "avx2"))
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     if (!std::strcmp(feature, "avx512"))
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     return false;
 #elif defined(__aarch64__) && defined(__linux__)
+    if (!std::strcmp(feature, "neon")) return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
     if (!std::strcmp(feature, "neon_dotprod")) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
     return false;
 #else
@@ -98,7 +110,7 @@ KernelSet merged(const KernelSet& best, const KernelSet& base) {
 std::vector<const KernelSet*> build_available() {
     static const KernelSet scalar = make_scalar();
     std::vector<const KernelSet*> sets{&scalar};
-    static KernelSet avx2, avx512, neon;
+    static KernelSet avx2, avx512, neon, neon_dotprod;
     if (const KernelSet* k = detail::avx2_kernels(); k && cpu_has("avx2")) {
         avx2 = merged(*k, scalar);
         sets.push_back(&avx2);
@@ -107,9 +119,13 @@ std::vector<const KernelSet*> build_available() {
         avx512 = merged(*k, sets.back() == &avx2 ? avx2 : scalar);
         sets.push_back(&avx512);
     }
-    if (const KernelSet* k = detail::neon_kernels(); k && cpu_has("neon_dotprod")) {
+    if (const KernelSet* k = detail::neon_kernels(); k && cpu_has("neon")) {
         neon = merged(*k, scalar);
         sets.push_back(&neon);
+    }
+    if (const KernelSet* k = detail::neon_dotprod_kernels(); k && cpu_has("neon_dotprod")) {
+        neon_dotprod = merged(*k, sets.back() == &neon ? neon : scalar);
+        sets.push_back(&neon_dotprod);
     }
     return sets;
 }

@@ -35,7 +35,7 @@ using AxpyF16Fn = void (*)(int64_t n, float a, const uint16_t* x, float* y);
 inline constexpr int kTypeSlots = 64;
 
 struct KernelSet {
-    const char* isa = "scalar";         ///< e.g. "avx512_vnni", "avx2", "neon_dotprod", "scalar"
+    const char* isa = "scalar";         ///< "scalar", "avx2", "avx512_vnni", "neon" or "neon+dotprod"
     GemmFn gemm[kTypeSlots] = {};        ///< by weight DType id; nullptr: no kernel
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
     AxpyF16Fn axpy_f16 = nullptr;          ///< never nullptr in kernel_set()
@@ -65,6 +65,7 @@ namespace detail {
 const KernelSet* avx2_kernels();
 const KernelSet* avx512_kernels();
 const KernelSet* neon_kernels();
+const KernelSet* neon_dotprod_kernels();
 }  // namespace detail
 
 }  // namespace genie::cpu

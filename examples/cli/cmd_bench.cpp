@@ -1,0 +1,354 @@
+// genie-cli bench: llama-bench-shaped throughput figures of one model.
+//
+// Definitions follow llama.cpp's tools/llama-bench:
+//   ppN  evaluate N prompt tokens (BOS, then uniformly random ids) from an empty cache,
+//        in forward passes of at most --batch tokens; t/s = N / time.
+//   tgN  from an empty cache, generate N tokens one at a time (BOS first, then random
+//        ids: the sampled token does not matter for speed); t/s = N / time.
+// Each test runs once unwarmed (a warm-up, as llama-bench does, unless --no-warmup) and
+// then -r times; the table shows the mean and the sample standard deviation of the
+// per-repetition rates. TTFT: a prompt of --ttft-prompt tokens through Session::generate
+// with one greedy token (the time from the call to the first token, as Timings reports
+// it). Peak RSS is getrusage's ru_maxrss at the end (mapped weight pages included, as for
+// llama.cpp, which maps the file the same way).
+#include "commands.hpp"
+
+#include "backend/cpu/kernels/kernels.hpp"
+#include "gguf/gguf_reader.hpp"
+
+#include <genie/error.hpp>
+#include <genie/model.hpp>
+#include <genie/session.hpp>
+#include <genie/version.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace genie::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void usage(std::FILE* out) {
+    fmt::print(out,
+               "usage: genie-cli bench -m MODEL.gguf [options]\n"
+               "  -m, --model PATH       GGUF model\n"
+               "  -p, --n-prompt N[,N]   prefill tests ppN (default 512; 0 = none)\n"
+               "  -n, --n-gen N[,N]      decode tests tgN (default 128; 0 = none)\n"
+               "  -r, --repetitions R    timed runs per test (default 5)\n"
+               "  -t, --threads T[,T]    CPU threads (default: all hardware threads)\n"
+               "  -b, --batch-size B     tokens per forward pass in prefill (default 512)\n"
+               "  --ttft-prompt N        time to first token for an N-token prompt (default 100; 0 = skip)\n"
+               "  --no-warmup            skip the untimed warm-up run of each test\n"
+               "  --json                 print one JSON object with every figure instead of the table\n");
+}
+
+int64_t parse_int(std::string_view flag, std::string_view text) {
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || ptr != text.data() + text.size() || value < 0)
+        throw Error(ErrorCode::InvalidArgument, fmt::format("{} expects a non-negative integer, got '{}'", flag, text));
+    return value;
+}
+
+std::vector<int32_t> parse_list(std::string_view flag, std::string_view text) {
+    std::vector<int32_t> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = text.find(',', start);
+        const std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        out.push_back(static_cast<int32_t>(parse_int(flag, item)));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+struct Stats {
+    double mean = 0, sd = 0;
+};
+
+Stats stats(const std::vector<double>& v) {
+    Stats s;
+    if (v.empty()) return s;
+    for (double x : v) s.mean += x;
+    s.mean /= static_cast<double>(v.size());
+    if (v.size() > 1) {
+        double sq = 0;
+        for (double x : v) sq += (x - s.mean) * (x - s.mean);
+        s.sd = std::sqrt(sq / static_cast<double>(v.size() - 1));
+    }
+    return s;
+}
+
+std::string human_size(uint64_t bytes) {
+    const double mib = static_cast<double>(bytes) / 1024.0 / 1024.0;
+    return mib < 1024.0 ? fmt::format("{:.2f} MiB", mib) : fmt::format("{:.2f} GiB", mib / 1024.0);
+}
+
+std::string human_params(uint64_t n) {
+    return n < 1000000000ull ? fmt::format("{:.2f} M", static_cast<double>(n) / 1e6)
+                             : fmt::format("{:.2f} B", static_cast<double>(n) / 1e9);
+}
+
+// llama.cpp's general.file_type names, as llama-bench shows them in its model column.
+std::string file_type_label(uint32_t ftype) {
+    static const std::map<uint32_t, std::string> names = {
+        {0, "all F32"}, {1, "F16"}, {2, "Q4_0"}, {3, "Q4_1"}, {7, "Q8_0"}, {8, "Q5_0"}, {9, "Q5_1"},
+        {10, "Q2_K - Medium"}, {11, "Q3_K - Small"}, {12, "Q3_K - Medium"}, {13, "Q3_K - Large"},
+        {14, "Q4_K - Small"}, {15, "Q4_K - Medium"}, {16, "Q5_K - Small"}, {17, "Q5_K - Medium"},
+        {18, "Q6_K"}, {32, "BF16"}};
+    auto it = names.find(ftype);
+    return it == names.end() ? fmt::format("type {}", ftype) : it->second;
+}
+
+uint64_t peak_rss_bytes() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<uint64_t>(ru.ru_maxrss) * 1024;  // Linux: KiB
+}
+
+struct TestResult {
+    std::string name;
+    int32_t n_prompt = 0, n_gen = 0, threads = 0;
+    std::vector<double> seconds;
+    std::vector<double> rates() const {
+        std::vector<double> r;
+        for (double s : seconds) r.push_back(static_cast<double>(n_prompt + n_gen) / s);
+        return r;
+    }
+};
+
+/// BOS (when the vocabulary adds one) then random ids, as llama-bench builds its batches.
+std::vector<TokenId> random_tokens(const Model& model, int32_t n, std::mt19937& rng) {
+    std::uniform_int_distribution<int32_t> pick(0, model.info().n_vocab - 1);
+    std::vector<TokenId> t(static_cast<size_t>(n));
+    for (auto& id : t) id = pick(rng);
+    if (n > 0 && model.tokenizer().adds_bos() && model.tokenizer().bos() != kNoToken) t[0] = model.tokenizer().bos();
+    return t;
+}
+
+double time_prompt(Session& s, std::span<const TokenId> tokens) {
+    s.reset();
+    const auto t0 = Clock::now();
+    s.evaluate(tokens);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double time_gen(Session& s, std::span<const TokenId> tokens) {
+    s.reset();
+    const auto t0 = Clock::now();
+    // Each call evaluates exactly one new token (the rest is the cached prefix).
+    for (size_t i = 1; i <= tokens.size(); ++i) s.evaluate(tokens.first(i));
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+int cmd_bench(Args args) {
+    std::string model_path;
+    std::vector<int32_t> prompts{512}, gens{128}, threads_list{0};
+    int32_t reps = 5, batch = 512, ttft_prompt = 100;
+    bool warmup = true, json_out = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        auto value = [&]() -> std::string_view {
+            if (i + 1 >= args.size()) throw Error(ErrorCode::InvalidArgument, fmt::format("{} needs a value", a));
+            return args[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            usage(stdout);
+            return 0;
+        } else if (a == "-m" || a == "--model") model_path = value();
+        else if (a == "-p" || a == "--n-prompt") prompts = parse_list(a, value());
+        else if (a == "-n" || a == "--n-gen") gens = parse_list(a, value());
+        else if (a == "-t" || a == "--threads") threads_list = parse_list(a, value());
+        else if (a == "-r" || a == "--repetitions") reps = static_cast<int32_t>(parse_int(a, value()));
+        else if (a == "-b" || a == "--batch-size") batch = static_cast<int32_t>(parse_int(a, value()));
+        else if (a == "--ttft-prompt") ttft_prompt = static_cast<int32_t>(parse_int(a, value()));
+        else if (a == "--no-warmup") warmup = false;
+        else if (a == "--json") json_out = true;
+        else {
+            fmt::print(stderr, "genie-cli bench: unknown argument '{}'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (model_path.empty()) {
+        usage(stderr);
+        return 2;
+    }
+    if (reps < 1) throw Error(ErrorCode::InvalidArgument, "-r must be >= 1");
+    if (batch < 1) throw Error(ErrorCode::InvalidArgument, "-b must be >= 1");
+    prompts.erase(std::remove(prompts.begin(), prompts.end(), 0), prompts.end());
+    gens.erase(std::remove(gens.begin(), gens.end(), 0), gens.end());
+    const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+    for (auto& t : threads_list)
+        if (t == 0) t = hw;
+
+    std::string type_label;
+    {
+        const gguf::Reader r = gguf::Reader::open(model_path);
+        if (auto ft = r.get_optional<uint32_t>("general.file_type")) type_label = file_type_label(*ft);
+    }
+    const auto t_load = Clock::now();
+    const Model model = Model::load(model_path, ModelOptions{BackendKind::Cpu, {}});
+    const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_load).count();
+    const ModelInfo& info = model.info();
+    const std::string model_label =
+        fmt::format("{} {} {}", info.architecture,
+                    info.parameter_count >= 1000000000ull ? fmt::format("{:.1f}B", static_cast<double>(info.parameter_count) / 1e9)
+                    : info.parameter_count >= 1000000ull  ? fmt::format("{:.0f}M", static_cast<double>(info.parameter_count) / 1e6)
+                                                          : fmt::format("{:.0f}K", static_cast<double>(info.parameter_count) / 1e3),
+                    type_label.empty() ? "(no file type)" : type_label);
+    const std::string isa = genie::cpu::isa_description();
+    const std::string backend = fmt::format("CPU ({})", isa);
+
+    int32_t need = ttft_prompt + 1;
+    for (int32_t p : prompts) need = std::max(need, p);
+    for (int32_t n : gens) need = std::max(need, n);
+    const int32_t ctx = std::max(need, 16);
+
+    std::mt19937 rng(1234);
+    std::vector<TestResult> results;
+    struct Ttft {
+        int32_t threads = 0;
+        std::vector<double> ms;
+    };
+    std::vector<Ttft> ttfts;
+    for (int32_t threads : threads_list) {
+        SessionOptions so;
+        so.threads = threads;
+        so.context_length = ctx;
+        so.batch_size = batch;
+        Session session(model, so);
+        for (int32_t p : prompts) {
+            TestResult t{fmt::format("pp{}", p), p, 0, threads, {}};
+            if (warmup) time_prompt(session, random_tokens(model, p, rng));
+            for (int32_t r = 0; r < reps; ++r) t.seconds.push_back(time_prompt(session, random_tokens(model, p, rng)));
+            results.push_back(std::move(t));
+        }
+        for (int32_t n : gens) {
+            TestResult t{fmt::format("tg{}", n), 0, n, threads, {}};
+            if (warmup) time_gen(session, random_tokens(model, 1, rng));
+            for (int32_t r = 0; r < reps; ++r) t.seconds.push_back(time_gen(session, random_tokens(model, n, rng)));
+            results.push_back(std::move(t));
+        }
+        if (ttft_prompt > 0) {
+            Ttft tt{threads, {}};
+            Sampler greedy(SamplerOptions{});
+            GenerateOptions go;
+            go.max_tokens = 1;
+            go.stop_on_eog = false;
+            for (int32_t r = 0; r < reps + (warmup ? 1 : 0); ++r) {
+                session.reset();
+                const auto prompt = random_tokens(model, ttft_prompt, rng);
+                const GenerateResult res = session.generate(prompt, greedy, go);
+                if (r > 0 || !warmup) tt.ms.push_back(res.timings.time_to_first_token_ms);
+            }
+            ttfts.push_back(std::move(tt));
+        }
+    }
+    const uint64_t rss = peak_rss_bytes();
+
+    if (json_out) {
+        nlohmann::json j;
+        j["genie_version"] = GENIE_VERSION_STRING;
+        j["model"] = {{"path", model_path},
+                      {"type", model_label},
+                      {"architecture", info.architecture},
+                      {"size_bytes", info.weight_bytes},
+                      {"file_bytes", info.file_size},
+                      {"params", info.parameter_count}};
+        j["backend"] = backend;
+        j["isa"] = isa;
+        j["batch_size"] = batch;
+        j["repetitions"] = reps;
+        j["load_ms"] = load_ms;
+        j["peak_rss_bytes"] = rss;
+        nlohmann::json tests = nlohmann::json::array();
+        for (const TestResult& t : results) {
+            const Stats s = stats(t.rates());
+            std::vector<double> ns;
+            for (double sec : t.seconds) ns.push_back(sec * 1e9);
+            tests.push_back({{"test", t.name},
+                             {"n_prompt", t.n_prompt},
+                             {"n_gen", t.n_gen},
+                             {"threads", t.threads},
+                             {"samples_ns", ns},
+                             {"samples_ts", t.rates()},
+                             {"avg_ts", s.mean},
+                             {"stddev_ts", s.sd}});
+        }
+        j["tests"] = tests;
+        nlohmann::json tj = nlohmann::json::array();
+        for (const Ttft& t : ttfts) {
+            const Stats s = stats(t.ms);
+            tj.push_back({{"prompt_tokens", ttft_prompt}, {"threads", t.threads}, {"samples_ms", t.ms}, {"avg_ms", s.mean},
+                          {"stddev_ms", s.sd}});
+        }
+        j["ttft"] = tj;
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+
+    // The markdown table, column widths as llama-bench prints them.
+    const std::vector<std::string> head{"model", "size", "params", "backend", "threads", "test", "t/s"};
+    std::vector<std::vector<std::string>> rows;
+    for (const TestResult& t : results) {
+        const Stats s = stats(t.rates());
+        rows.push_back({model_label, human_size(info.weight_bytes), human_params(info.parameter_count), backend,
+                        fmt::format("{}", t.threads), t.name, fmt::format("{:.2f} ± {:.2f}", s.mean, s.sd)});
+    }
+    std::vector<size_t> width(head.size());
+    auto display_width = [](const std::string& s) {  // "±" is 2 bytes, 1 column
+        size_t n = 0;
+        for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+        return n;
+    };
+    for (size_t c = 0; c < head.size(); ++c) {
+        width[c] = head[c].size();
+        for (const auto& r : rows) width[c] = std::max(width[c], display_width(r[c]));
+    }
+    const bool right[] = {false, true, true, false, true, true, true};
+    auto cell = [&](const std::string& s, size_t c) {
+        const std::string pad(width[c] - display_width(s), ' ');
+        return right[c] ? pad + s : s + pad;
+    };
+    std::string line = "|";
+    for (size_t c = 0; c < head.size(); ++c) line += " " + cell(head[c], c) + " |";
+    fmt::print("{}\n", line);
+    line = "|";
+    for (size_t c = 0; c < head.size(); ++c)
+        line += " " + (right[c] ? std::string(width[c] - 1, '-') + ":" : std::string(width[c], '-')) + " |";
+    fmt::print("{}\n", line);
+    for (const auto& r : rows) {
+        line = "|";
+        for (size_t c = 0; c < head.size(); ++c) line += " " + cell(r[c], c) + " |";
+        fmt::print("{}\n", line);
+    }
+    fmt::print("\n");
+    for (const Ttft& t : ttfts) {
+        const Stats s = stats(t.ms);
+        fmt::print("ttft: {} prompt tokens, {} threads: {:.2f} ± {:.2f} ms\n", ttft_prompt, t.threads, s.mean, s.sd);
+    }
+    fmt::print("load: {:.1f} ms\n", load_ms);
+    fmt::print("peak rss: {:.1f} MiB\n", static_cast<double>(rss) / 1024.0 / 1024.0);
+    fmt::print("build: genie {} ({}), {} repetitions\n", GENIE_VERSION_STRING, isa, reps);
+    return 0;
+}
+
+}  // namespace genie::cli

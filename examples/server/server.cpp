@@ -1,0 +1,957 @@
+// genie-server: an OpenAI-compatible HTTP server on libgenie, a drop-in for llama-server
+// (same request fields, response shapes, SSE framing and error bodies). See docs/server.md.
+//
+//   genie-server -m MODEL.gguf [--host 127.0.0.1] [--port 8080] [-c CTX] [--threads T]
+//                [--api-key KEY] [--parallel N]
+//
+// The listener starts first; the model loads on a background thread (every endpoint
+// answers 503 "Loading model" until it is usable). --parallel N sessions share the one
+// Model; further requests wait in a bounded queue, beyond it 503.
+#include "metrics.hpp"
+#include "protocol.hpp"
+#include "request.hpp"
+#include "slots.hpp"
+
+#include <genie/chat.hpp>
+#include <genie/constraint.hpp>
+#include <genie/error.hpp>
+#include <genie/model.hpp>
+#include <genie/session.hpp>
+#include <genie/version.h>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace genie::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+constexpr size_t kMaxBodyBytes = size_t{8} << 20;
+const std::string kFingerprint = std::string("genie-") + GENIE_VERSION_STRING;
+
+// ---- command line -------------------------------------------------------------------
+
+struct Options {
+    std::string model;
+    std::string host = "127.0.0.1";
+    int port = 8080;
+    int ctx = 0;
+    int threads = 0;
+    std::string api_key;
+    int parallel = 1;
+};
+
+void usage(std::FILE* out) {
+    fmt::print(out,
+               "usage: genie-server -m MODEL.gguf [options]\n"
+               "  -m, --model PATH       GGUF model to serve (required)\n"
+               "  --host ADDR            address to listen on (default 127.0.0.1, loopback only)\n"
+               "  --port N               TCP port (default 8080)\n"
+               "  -c, --ctx-size N       context length of each slot (default: min(training context, 4096))\n"
+               "  -t, --threads N        CPU threads per generation (default: all)\n"
+               "  --api-key KEY          require 'Authorization: Bearer KEY' (default: $GENIE_API_KEY, else none)\n"
+               "  -np, --parallel N      generations that run at once, each with its own KV cache (default 1)\n"
+               "  -h, --help             this text\n"
+               "Endpoints: POST /v1/chat/completions, POST /v1/completions, GET /health, GET /v1/models,\n"
+               "POST /tokenize, POST /detokenize, GET /metrics (docs/server.md).\n");
+}
+
+int parse_int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
+    size_t used = 0;
+    long x = 0;
+    try {
+        x = std::stol(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || v.empty() || x < lo || x > hi)
+        throw std::invalid_argument(fmt::format("{} expects an integer in [{}, {}], got '{}'", flag, lo, hi, v));
+    return static_cast<int>(x);
+}
+
+Options parse_args(int argc, char** argv, bool& help) {
+    Options o;
+    if (const char* key = std::getenv("GENIE_API_KEY")) o.api_key = key;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") help = true;
+        else if (a == "-m" || a == "--model") o.model = value();
+        else if (a == "--host") o.host = value();
+        else if (a == "--port") o.port = parse_int_arg(a, value(), 0, 65535);
+        else if (a == "-c" || a == "--ctx-size") o.ctx = parse_int_arg(a, value(), 0, 1 << 24);
+        else if (a == "-t" || a == "--threads") o.threads = parse_int_arg(a, value(), 0, 1024);
+        else if (a == "--api-key") o.api_key = value();
+        else if (a == "-np" || a == "--parallel") o.parallel = parse_int_arg(a, value(), 1, 256);
+        else throw std::invalid_argument("unknown option " + a);
+    }
+    if (!help && o.model.empty()) throw std::invalid_argument("-m MODEL is required");
+    return o;
+}
+
+int env_int(const char* name, int fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    try {
+        return std::stoi(v);
+    } catch (const std::exception&) {
+        return fallback;
+    }
+}
+
+// ---- client disconnects ---------------------------------------------------------------
+// cpp-httplib 0.11 gives a handler no access to its socket, so the connection's socket is
+// found by its addresses (Request::local_port/remote_addr/remote_port) among the process's
+// descriptors. A peer that closed its end shows POLLRDHUP/POLLHUP.
+
+std::string addr_string(const sockaddr_storage& ss, int& port) {
+    char buf[INET6_ADDRSTRLEN] = {0};
+    if (ss.ss_family == AF_INET) {
+        const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+        inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+        port = ntohs(in->sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+        inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
+        port = ntohs(in6->sin6_port);
+    } else {
+        port = -1;
+    }
+    return buf;
+}
+
+int find_client_socket(const httplib::Request& req) {
+    DIR* dir = opendir("/proc/self/fd");
+    if (!dir) return -1;
+    int found = -1;
+    while (dirent* e = readdir(dir)) {
+        char* end = nullptr;
+        const long fd = std::strtol(e->d_name, &end, 10);
+        if (!end || *end != '\0' || fd < 0 || fd == dirfd(dir)) continue;
+        sockaddr_storage local{}, peer{};
+        socklen_t len = sizeof local;
+        if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
+        int local_port = -1;
+        addr_string(local, local_port);
+        if (local_port != req.local_port) continue;
+        len = sizeof peer;
+        if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
+        int peer_port = -1;
+        const std::string peer_addr = addr_string(peer, peer_port);
+        if (peer_port == req.remote_port && peer_addr == req.remote_addr) {
+            found = static_cast<int>(fd);
+            break;
+        }
+    }
+    closedir(dir);
+    return found;
+}
+
+bool peer_gone(int fd) {
+    if (fd < 0) return false;
+    pollfd p{fd, static_cast<short>(POLLIN | POLLRDHUP), 0};
+    if (poll(&p, 1, 0) <= 0) return false;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/// Polls the sockets of running generations every 10 ms and cancels the generation of a
+/// client that went away (Session::cancel: it stops within one token). Also cancels
+/// everything at shutdown.
+class Watchdog {
+public:
+    Watchdog() : thread_([this] { loop(); }) {}
+    ~Watchdog() {
+        quit_ = true;
+        thread_.join();
+    }
+    uint64_t add(int fd, Session* session) {
+        std::lock_guard lock(mu_);
+        entries_[++next_] = Entry{fd, session, false};
+        return next_;
+    }
+    void remove(uint64_t id) {
+        std::lock_guard lock(mu_);
+        entries_.erase(id);
+    }
+    bool gone(uint64_t id) {
+        std::lock_guard lock(mu_);
+        auto it = entries_.find(id);
+        return it != entries_.end() && it->second.gone;
+    }
+    void mark_gone(uint64_t id) {
+        std::lock_guard lock(mu_);
+        if (auto it = entries_.find(id); it != entries_.end()) {
+            it->second.gone = true;
+            it->second.session->cancel();
+        }
+    }
+    void cancel_all() { stopping_ = true; }
+
+private:
+    struct Entry {
+        int fd;
+        Session* session;
+        bool gone;
+    };
+    void loop() {
+        while (!quit_) {
+            {
+                std::lock_guard lock(mu_);
+                for (auto& [id, e] : entries_) {
+                    if (!e.gone && (stopping_ || peer_gone(e.fd))) e.gone = true;
+                    // Repeated while the request runs: a cancel that lands before generate()
+                    // starts (which clears the flag) is not lost.
+                    if (e.gone) e.session->cancel();
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    std::mutex mu_;
+    std::map<uint64_t, Entry> entries_;
+    uint64_t next_ = 0;
+    std::atomic<bool> quit_{false}, stopping_{false};
+    std::thread thread_;
+};
+
+class Watch {
+public:
+    Watch(Watchdog& w, int fd, Session* s) : w_(w), id_(w.add(fd, s)) {}
+    ~Watch() { w_.remove(id_); }
+    bool gone() const { return w_.gone(id_); }
+    void mark_gone() { w_.mark_gone(id_); }
+
+private:
+    Watchdog& w_;
+    uint64_t id_;
+};
+
+// ---- the server -----------------------------------------------------------------------
+
+enum Phase { kLoading = 0, kReady = 1, kFailed = 2 };
+
+struct StreamCtx;
+
+class Server {
+public:
+    explicit Server(Options o) : opt_(std::move(o)) {
+        model_id_ = std::filesystem::path(opt_.model).filename().string();
+        max_waiting_ = env_int("GENIE_SERVER_MAX_QUEUE", std::max(8, 4 * opt_.parallel));
+        fail_stream_after_ = env_int("GENIE_SERVER_TEST_STREAM_ERROR_AFTER", 0);
+    }
+
+    int run();
+    void stop() {
+        stopping_ = true;
+        watchdog_.cancel_all();
+        http_.stop();
+    }
+
+private:
+    void load();
+    void routes();
+    bool ready() const { return phase_.load(std::memory_order_acquire) == kReady; }
+
+    void handle_chat(const httplib::Request& req, httplib::Response& res);
+    void handle_completion(const httplib::Request& req, httplib::Response& res);
+    void handle_tokenize(const httplib::Request& req, httplib::Response& res);
+    void handle_detokenize(const httplib::Request& req, httplib::Response& res);
+    void handle_models(httplib::Response& res);
+
+    std::shared_ptr<const JsonConstraint> constraint_for(const ChatRequest& r);
+    int count_chat_prompt_tokens(const ChatRequest& r, const ChatOptions& co) const;
+    /// Waits for a slot; on failure fills `res` and returns nullptr.
+    std::unique_ptr<SlotPool::Lease> take_slot(const std::string& conversation, int fd, httplib::Response& res);
+    void record(const GenerateResult& g, Clock::time_point start, bool cancelled);
+
+    Options opt_;
+    httplib::Server http_;
+    std::atomic<int> phase_{kLoading};
+    std::atomic<bool> stopping_{false};
+    std::string load_error_;
+    std::optional<Model> model_;
+    std::optional<ChatTemplate> template_;
+    std::unique_ptr<SlotPool> pool_;
+    std::string model_id_;
+    int n_ctx_ = 0;
+    int max_waiting_ = 8;
+    int fail_stream_after_ = 0;  // test hook: a streamed generation fails after this many pieces
+    Metrics metrics_;
+    Watchdog watchdog_;
+    std::mutex constraint_mu_;
+    std::map<std::string, std::shared_ptr<const JsonConstraint>> constraints_;
+
+    friend struct StreamCtx;
+};
+
+void send_json(httplib::Response& res, int status, const json& body) {
+    res.status = status;
+    res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json; charset=utf-8");
+}
+
+void send_error(httplib::Response& res, int code, const std::string& message, const std::string& type) {
+    send_json(res, code, error_body(code, message, type));
+}
+
+void bad_request(httplib::Response& res, const std::string& message) {
+    send_error(res, 400, message, "invalid_request_error");
+}
+
+std::string known_path(const std::string& path) {
+    static const char* kPaths[] = {"/health", "/v1/health", "/v1/models", "/models", "/v1/chat/completions",
+                                   "/chat/completions", "/v1/completions", "/completions", "/tokenize",
+                                   "/detokenize", "/metrics"};
+    for (const char* p : kPaths)
+        if (path == p) return path;
+    return "other";
+}
+
+void Server::load() {
+    if (const int delay = env_int("GENIE_SERVER_TEST_LOAD_DELAY_MS", 0); delay > 0) {
+        // Test hook: keeps the server in the "Loading model" state for a while.
+        for (int waited = 0; waited < delay && !stopping_; waited += 10)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    try {
+        ModelOptions mo;
+        mo.progress = [this](float) { return !stopping_.load(); };
+        Model model = Model::load(opt_.model, mo);
+        SessionOptions so;
+        so.context_length = opt_.ctx;
+        so.threads = opt_.threads;
+        std::vector<std::unique_ptr<Session>> sessions;
+        for (int i = 0; i < opt_.parallel; ++i) sessions.push_back(std::make_unique<Session>(model, so));
+        n_ctx_ = sessions.front()->context_length();
+        try {
+            template_.emplace(model.chat_template().empty() ? ChatTemplate::chatml() : ChatTemplate(model.chat_template()));
+        } catch (const Error& e) {
+            fmt::print(stderr, "genie-server: the model's chat template does not parse ({}); using ChatML\n", e.what());
+            template_.emplace(ChatTemplate::chatml());
+        }
+        pool_ = std::make_unique<SlotPool>(std::move(sessions), max_waiting_);
+        model_.emplace(std::move(model));
+        phase_.store(kReady, std::memory_order_release);
+        fmt::print(stderr, "genie-server: model loaded ({:.0f} ms), {} slot(s) of {} tokens, ready\n", model_->load_time_ms(),
+                   opt_.parallel, n_ctx_);
+    } catch (const std::exception& e) {
+        load_error_ = e.what();
+        phase_.store(kFailed, std::memory_order_release);
+        fmt::print(stderr, "genie-server: loading the model failed: {}\n", e.what());
+    }
+}
+
+int Server::run() {
+    const int threads = opt_.parallel + max_waiting_ + 8;
+    http_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    http_.set_payload_max_length(kMaxBodyBytes);
+    // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which would let a
+    // second server start on a port that is already serving and share its connections.
+    http_.set_socket_options([](int sock) {
+        int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
+    http_.set_read_timeout(60);
+    http_.set_write_timeout(60);
+    routes();
+    if (!http_.bind_to_port(opt_.host, opt_.port)) {
+        fmt::print(stderr, "genie-server: cannot listen on {}:{}\n", opt_.host, opt_.port);
+        return 1;
+    }
+    fmt::print(stderr, "genie-server {}: listening on http://{}:{} (loading {})\n", GENIE_VERSION_STRING, opt_.host,
+               opt_.port, opt_.model);
+    std::thread loader([this] { load(); });
+    const bool ok = http_.listen_after_bind();
+    stopping_ = true;
+    loader.join();
+    return ok ? 0 : 1;
+}
+
+void Server::routes() {
+    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+        const bool is_health = req.path == "/health" || req.path == "/v1/health";
+        if (!opt_.api_key.empty() && !is_health) {
+            std::string key = req.get_header_value("Authorization");
+            if (key.empty()) key = req.get_header_value("X-Api-Key");
+            if (key.rfind("Bearer ", 0) == 0) key = key.substr(7);
+            if (key != opt_.api_key) {
+                send_error(res, 401, "Invalid API Key", "authentication_error");
+                return httplib::Server::HandlerResponse::Handled;
+            }
+        }
+        const int phase = phase_.load(std::memory_order_acquire);
+        if (phase == kLoading) {
+            send_error(res, 503, "Loading model", "unavailable_error");
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (phase == kFailed) {
+            send_error(res, 503, "Model failed to load: " + load_error_, "unavailable_error");
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
+    http_.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (res.status == 404) {
+            send_error(res, 404, "File Not Found", "not_found_error");
+        } else if (res.status == 413) {
+            send_error(res, 413, fmt::format("the request body is larger than {} bytes", kMaxBodyBytes),
+                       "invalid_request_error");
+        } else {
+            return httplib::Server::HandlerResponse::Unhandled;
+        }
+        return httplib::Server::HandlerResponse::Handled;
+    }));
+    http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string message = "unknown error";
+        try {
+            std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            message = e.what();
+        } catch (...) {
+        }
+        send_error(res, 500, message, "server_error");
+    });
+    http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+        metrics_.request(known_path(req.path), res.status);
+    });
+
+    auto health = [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, json{{"status", "ok"}}); };
+    http_.Get("/health", health);
+    http_.Get("/v1/health", health);
+    http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });
+    http_.Get("/models", [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });
+    auto chat = [this](const httplib::Request& req, httplib::Response& res) { handle_chat(req, res); };
+    http_.Post("/v1/chat/completions", chat);
+    http_.Post("/chat/completions", chat);
+    auto completion = [this](const httplib::Request& req, httplib::Response& res) { handle_completion(req, res); };
+    http_.Post("/v1/completions", completion);
+    http_.Post("/completions", completion);
+    http_.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { handle_tokenize(req, res); });
+    http_.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) { handle_detokenize(req, res); });
+    http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+        res.status = 200;
+        res.set_content(metrics_.render(pool_->busy(), pool_->waiting(), pool_->size()), "text/plain; version=0.0.4");
+    });
+}
+
+void Server::handle_models(httplib::Response& res) {
+    const ModelInfo& info = model_->info();
+    json meta{
+        {"vocab_type", model_->tokenizer().kind() == VocabKind::SentencePiece ? 1 : 2},
+        {"n_vocab", info.n_vocab},
+        {"n_ctx", n_ctx_},
+        {"n_ctx_train", info.n_ctx_train},
+        {"n_embd", info.n_embd},
+        {"n_params", info.parameter_count},
+        {"size", info.file_size},
+    };
+    json model_info{{"id", model_id_},   {"aliases", json::array()}, {"tags", json::array()}, {"object", "model"},
+                    {"created", std::time(nullptr)}, {"owned_by", "genie"}, {"meta", meta}};
+    json body{
+        {"models", json::array({json{{"name", model_id_},
+                                     {"model", model_id_},
+                                     {"modified_at", ""},
+                                     {"size", ""},
+                                     {"digest", ""},
+                                     {"type", "model"},
+                                     {"description", ""},
+                                     {"tags", json::array({""})},
+                                     {"capabilities", json::array({"completion"})},
+                                     {"parameters", ""},
+                                     {"details", json{{"parent_model", ""},
+                                                      {"format", "gguf"},
+                                                      {"family", ""},
+                                                      {"families", json::array({""})},
+                                                      {"parameter_size", ""},
+                                                      {"quantization_level", ""}}}}})},
+        {"object", "list"},
+        {"data", json::array({model_info})},
+    };
+    send_json(res, 200, body);
+}
+
+std::shared_ptr<const JsonConstraint> Server::constraint_for(const ChatRequest& r) {
+    std::string key;
+    JsonConstraintOptions options;
+    const bool force_tool = !r.tools_json.empty() && (r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named);
+    std::string schema;
+    if (force_tool) {
+        // tool_choice "required" / a named function: the answer is constrained to a tool call
+        // {"name": ..., "arguments": {...}} (extract_tool_calls reads that shape).
+        const json tools = json::parse(r.tools_json);
+        json names = json::array();
+        json arguments = json{{"type", "object"}};
+        for (const json& t : tools) {
+            const std::string name = t["function"]["name"].get<std::string>();
+            if (r.tool_choice == ToolChoice::Named && name != r.tool_choice_name) continue;
+            names.push_back(name);
+            if (r.tool_choice == ToolChoice::Named && t["function"].contains("parameters") &&
+                t["function"]["parameters"].is_object() && !t["function"]["parameters"].empty())
+                arguments = t["function"]["parameters"];
+        }
+        json s{{"type", "object"},
+               {"properties", json{{"name", json{{"enum", names}}}, {"arguments", arguments}}},
+               {"required", json::array({"name", "arguments"})},
+               {"additionalProperties", false}};
+        schema = s.dump();
+        options.max_string_length = 256;
+        options.close_after_bytes = 1024;
+        key = "tool:" + schema;
+    } else if (r.response_format == ResponseFormat::JsonObject) {
+        key = "object";
+    } else if (r.response_format == ResponseFormat::JsonSchema) {
+        schema = r.json_schema;
+        key = "schema:" + schema;
+    } else {
+        return nullptr;
+    }
+    {
+        std::lock_guard lock(constraint_mu_);
+        if (auto it = constraints_.find(key); it != constraints_.end()) return it->second;
+    }
+    std::shared_ptr<const JsonConstraint> c;
+    if (key == "object") {
+        c = JsonConstraint::any_object(model_->tokenizer(), options);
+    } else {
+        try {
+            c = JsonConstraint::from_schema(schema, model_->tokenizer(), options);
+        } catch (const Error&) {
+            if (!force_tool) throw;
+            // The tool's parameter schema uses keywords the constraint lacks: any object.
+            json s = json::parse(schema);
+            s["properties"]["arguments"] = json{{"type", "object"}};
+            c = JsonConstraint::from_schema(s.dump(), model_->tokenizer(), options);
+        }
+    }
+    std::lock_guard lock(constraint_mu_);
+    if (constraints_.size() >= 32) constraints_.clear();
+    constraints_[key] = c;
+    return c;
+}
+
+int Server::count_chat_prompt_tokens(const ChatRequest& r, const ChatOptions& co) const {
+    // The same rendering and tokenization Session::chat does, so an over-long conversation is
+    // refused with HTTP 400 before any response (or stream) starts.
+    const Tokenizer& tok = model_->tokenizer();
+    ChatTemplateOptions to;
+    to.add_generation_prompt = true;
+    to.enable_thinking = co.enable_thinking;
+    to.tools_json = co.tools_json;
+    to.extra_variables_json = co.extra_variables_json;
+    if (tok.bos() != kNoToken) to.bos_token = std::string(tok.token_text(tok.bos()));
+    if (tok.eos() != kNoToken) to.eos_token = std::string(tok.token_text(tok.eos()));
+    const std::string prompt = template_->render(r.messages, to);
+    const bool has_bos_text = to.bos_token && !to.bos_token->empty() && prompt.rfind(*to.bos_token, 0) == 0;
+    TokenizeOptions tko;
+    tko.add_special = !has_bos_text;
+    tko.parse_special = true;
+    return static_cast<int>(tok.tokenize(prompt, tko).size());
+}
+
+std::unique_ptr<SlotPool::Lease> Server::take_slot(const std::string& conversation, int fd, httplib::Response& res) {
+    std::unique_ptr<SlotPool::Lease> lease;
+    switch (pool_->acquire(conversation, [fd] { return peer_gone(fd); }, lease)) {
+        case SlotPool::Outcome::Acquired:
+            return lease;
+        case SlotPool::Outcome::QueueFull:
+            metrics_.rejected_busy();
+            send_error(res, 503,
+                       fmt::format("the server is busy: all {} slots are in use and {} requests are waiting",
+                                   pool_->size(), max_waiting_),
+                       "unavailable_error");
+            return nullptr;
+        case SlotPool::Outcome::Abandoned:
+            send_error(res, 499, "the client closed the connection", "invalid_request_error");
+            return nullptr;
+    }
+    return nullptr;
+}
+
+void Server::record(const GenerateResult& g, Clock::time_point start, bool cancelled) {
+    metrics_.generation(g.prompt_tokens, g.reused_prompt_tokens, g.completion_tokens, g.timings.prompt_eval_ms,
+                        g.timings.time_to_first_token_ms, g.timings.decode_ms, ms_since(start));
+    if (cancelled) metrics_.cancelled();
+}
+
+/// The state of one streamed response, owned by the content provider.
+struct StreamCtx {
+    Server* server = nullptr;
+    std::unique_ptr<SlotPool::Lease> lease;
+    int fd = -1;
+    bool chat = true;
+    ChatRequest chat_request;
+    ChatOptions chat_options;
+    CompletionRequest completion_request;
+    GenerateOptions generate_options;
+    bool parse_tools = false;
+    std::optional<Sampler> sampler;
+    std::string id, model;
+    std::time_t created = 0;
+    Clock::time_point start;
+
+    json chunk(json choice) const {
+        return json{{"choices", json::array({std::move(choice)})},
+                    {"created", created},
+                    {"id", id},
+                    {"model", model},
+                    {"system_fingerprint", kFingerprint},
+                    {"object", chat ? "chat.completion.chunk" : "text_completion"}};
+    }
+    json chat_choice(json delta, const char* finish) const {
+        return json{{"finish_reason", finish ? json(finish) : json(nullptr)}, {"index", 0}, {"delta", std::move(delta)}};
+    }
+    json text_choice(const std::string& text, const char* finish) const {
+        return json{{"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish ? json(finish) : json(nullptr)}};
+    }
+
+    void run(httplib::DataSink& sink) {
+        Session& session = *lease->slot().session;
+        Watch watch(server->watchdog_, fd, &session);
+        bool alive = true;
+        auto write = [&](const std::string& s) {
+            if (!alive) return false;
+            if (!sink.write(s.data(), s.size())) {
+                alive = false;
+                watch.mark_gone();
+            }
+            return alive;
+        };
+        if (chat) write(sse_event(chunk(chat_choice(json{{"role", "assistant"}, {"content", nullptr}}, nullptr))));
+        ContentGate gate(parse_tools);
+        int pieces = 0;
+        auto on_piece = [&](const Piece& p) {
+            if (!alive || watch.gone()) return false;
+            if (p.text.empty()) return true;
+            if (server->fail_stream_after_ > 0 && ++pieces > server->fail_stream_after_)
+                throw std::runtime_error(fmt::format("test hook: error injected after {} pieces", pieces - 1));
+            if (!chat) return write(sse_event(chunk(text_choice(p.text, nullptr))));
+            json delta;
+            if (p.kind == PieceKind::Reasoning) {
+                delta = json{{"reasoning_content", p.text}};
+            } else {
+                const std::string t = gate.push(p.text);
+                if (t.empty()) return true;
+                delta = json{{"content", t}};
+            }
+            return write(sse_event(chunk(chat_choice(std::move(delta), nullptr))));
+        };
+        try {
+            GenerateResult g;
+            bool has_tool_calls = false;
+            if (chat) {
+                ChatResult cr = session.chat(chat_request.messages, *sampler, chat_options, on_piece);
+                has_tool_calls = parse_tools && !cr.tool_calls.empty();
+                if (has_tool_calls) {
+                    write(sse_event(chunk(chat_choice(json{{"tool_calls", tool_calls_json(cr.tool_calls, true)}}, nullptr))));
+                } else if (const std::string rest = gate.finish(); !rest.empty()) {
+                    write(sse_event(chunk(chat_choice(json{{"content", rest}}, nullptr))));
+                }
+                g = std::move(cr.generation);
+            } else {
+                g = completion_request.prompt_is_tokens
+                        ? session.generate(std::span<const TokenId>(completion_request.prompt_tokens), *sampler,
+                                           generate_options, on_piece)
+                        : session.generate(completion_request.prompt_text, *sampler, generate_options, on_piece);
+            }
+            const bool cancelled = !alive || watch.gone();
+            server->record(g, start, cancelled);
+            const char* finish = finish_reason_name(g.finish_reason, has_tool_calls);
+            const bool usage = chat ? chat_request.include_usage : true;
+            json last = chat ? chunk(chat_choice(json::object(), finish)) : chunk(text_choice("", finish));
+            if (usage && chat) {
+                write(sse_event(last));
+                last = chunk(json::object());
+                last["choices"] = json::array();
+                last["usage"] = usage_json(g);
+            } else if (usage) {
+                last["usage"] = usage_json(g);
+            }
+            last["timings"] = timings_json(g);
+            write(sse_event(last));
+        } catch (const Error& e) {
+            const bool overflow = e.code() == ErrorCode::ContextOverflow;
+            write(sse_event(error_body(overflow || e.code() == ErrorCode::InvalidArgument ? 400 : 500, e.what(),
+                                       overflow || e.code() == ErrorCode::InvalidArgument ? "invalid_request_error"
+                                                                                          : "server_error")));
+        } catch (const std::exception& e) {
+            write(sse_event(error_body(500, e.what(), "server_error")));
+        }
+        write(std::string(kSseDone));
+        sink.done();
+    }
+};
+
+void start_stream(httplib::Response& res, std::shared_ptr<StreamCtx> ctx) {
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider("text/event-stream", [ctx](size_t, httplib::DataSink& sink) {
+        ctx->run(sink);
+        return true;
+    });
+}
+
+void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
+    const auto start = Clock::now();
+    auto ctx = std::make_shared<StreamCtx>();
+    ctx->server = this;
+    ctx->start = start;
+    ChatRequest& r = ctx->chat_request;
+    try {
+        r = parse_chat_request(req.body);
+    } catch (const RequestError& e) {
+        return bad_request(res, e.what());
+    }
+    ChatOptions& co = ctx->chat_options;
+    co.generate.max_tokens = r.sampling.max_tokens.value_or(n_ctx_);
+    co.generate.stop = r.sampling.stop;
+    co.enable_thinking = r.enable_thinking;
+    co.extra_variables_json = r.extra_template_variables_json;
+    ctx->parse_tools = !r.tools_json.empty() && r.tool_choice != ToolChoice::None;
+    if (ctx->parse_tools) co.tools_json = r.tools_json;
+    try {
+        co.generate.constraint = constraint_for(r);
+    } catch (const Error& e) {
+        return bad_request(res, e.what());
+    }
+    if (co.generate.constraint) {
+        // The constrained answer is the JSON itself: no think block, no stop strings.
+        co.enable_thinking = false;
+        co.generate.stop.clear();
+    }
+    int n_prompt = 0;
+    try {
+        n_prompt = count_chat_prompt_tokens(r, co);
+    } catch (const Error& e) {
+        return bad_request(res, std::string("Failed to format input: ") + e.what());
+    }
+    if (n_prompt >= n_ctx_) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
+    ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
+    ctx->fd = find_client_socket(req);
+    ctx->lease = take_slot(r.conversation_id, ctx->fd, res);
+    if (!ctx->lease) return;
+    ctx->id = "chatcmpl-" + random_string(32);
+    ctx->created = std::time(nullptr);
+    ctx->model = r.model.empty() ? model_id_ : r.model;
+    if (r.stream) return start_stream(res, ctx);
+
+    Session& session = *ctx->lease->slot().session;
+    Watch watch(watchdog_, ctx->fd, &session);
+    ChatResult cr;
+    try {
+        cr = session.chat(r.messages, *ctx->sampler, co);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::ContextOverflow) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
+        if (e.code() == ErrorCode::InvalidArgument) return bad_request(res, e.what());
+        return send_error(res, 500, e.what(), "server_error");
+    }
+    const GenerateResult& g = cr.generation;
+    record(g, start, watch.gone());
+    if (watch.gone()) return send_error(res, 499, "the client closed the connection", "invalid_request_error");
+    const bool has_tool_calls = ctx->parse_tools && !cr.tool_calls.empty();
+    json message{{"role", "assistant"}, {"content", has_tool_calls ? content_before_tool_calls(g.text) : g.text}};
+    if (!g.reasoning.empty()) message["reasoning_content"] = g.reasoning;
+    if (has_tool_calls) message["tool_calls"] = tool_calls_json(cr.tool_calls, false);
+    json body{
+        {"choices", json::array({json{{"finish_reason", finish_reason_name(g.finish_reason, has_tool_calls)},
+                                      {"index", 0},
+                                      {"message", std::move(message)}}})},
+        {"created", ctx->created},
+        {"model", ctx->model},
+        {"system_fingerprint", kFingerprint},
+        {"object", "chat.completion"},
+        {"usage", usage_json(g)},
+        {"id", ctx->id},
+        {"timings", timings_json(g)},
+    };
+    send_json(res, 200, body);
+}
+
+void Server::handle_completion(const httplib::Request& req, httplib::Response& res) {
+    const auto start = Clock::now();
+    auto ctx = std::make_shared<StreamCtx>();
+    ctx->server = this;
+    ctx->start = start;
+    ctx->chat = false;
+    CompletionRequest& r = ctx->completion_request;
+    try {
+        r = parse_completion_request(req.body);
+    } catch (const RequestError& e) {
+        return bad_request(res, e.what());
+    }
+    GenerateOptions& go = ctx->generate_options;
+    go.max_tokens = r.sampling.max_tokens.value_or(n_ctx_);
+    go.stop = r.sampling.stop;
+    go.add_special = true;
+    go.parse_special = true;
+    const Tokenizer& tok = model_->tokenizer();
+    int n_prompt = 0;
+    if (r.prompt_is_tokens) {
+        for (int32_t t : r.prompt_tokens)
+            if (t < 0 || static_cast<size_t>(t) >= tok.vocab_size())
+                return bad_request(res, fmt::format("'prompt' contains token id {} outside the vocabulary [0, {})", t,
+                                                    tok.vocab_size()));
+        n_prompt = static_cast<int>(r.prompt_tokens.size());
+    } else {
+        TokenizeOptions to;
+        to.add_special = true;
+        to.parse_special = true;
+        n_prompt = static_cast<int>(tok.tokenize(r.prompt_text, to).size());
+        if (n_prompt == 0) return bad_request(res, "'prompt' is empty (no tokens)");
+    }
+    if (n_prompt >= n_ctx_) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
+    ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
+    ctx->fd = find_client_socket(req);
+    ctx->lease = take_slot(r.conversation_id, ctx->fd, res);
+    if (!ctx->lease) return;
+    ctx->id = "cmpl-" + random_string(32);
+    ctx->created = std::time(nullptr);
+    ctx->model = r.model.empty() ? model_id_ : r.model;
+    if (r.stream) return start_stream(res, ctx);
+
+    Session& session = *ctx->lease->slot().session;
+    Watch watch(watchdog_, ctx->fd, &session);
+    GenerateResult g;
+    try {
+        g = r.prompt_is_tokens ? session.generate(std::span<const TokenId>(r.prompt_tokens), *ctx->sampler, go)
+                               : session.generate(r.prompt_text, *ctx->sampler, go);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::ContextOverflow) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
+        if (e.code() == ErrorCode::InvalidArgument) return bad_request(res, e.what());
+        return send_error(res, 500, e.what(), "server_error");
+    }
+    record(g, start, watch.gone());
+    if (watch.gone()) return send_error(res, 499, "the client closed the connection", "invalid_request_error");
+    json body{
+        {"choices", json::array({json{{"text", g.text},
+                                      {"index", 0},
+                                      {"logprobs", nullptr},
+                                      {"finish_reason", finish_reason_name(g.finish_reason, false)}}})},
+        {"created", ctx->created},
+        {"model", ctx->model},
+        {"system_fingerprint", kFingerprint},
+        {"object", "text_completion"},
+        {"usage", usage_json(g)},
+        {"id", ctx->id},
+        {"timings", timings_json(g)},
+    };
+    send_json(res, 200, body);
+}
+
+void Server::handle_tokenize(const httplib::Request& req, httplib::Response& res) {
+    TokenizeRequest r;
+    try {
+        r = parse_tokenize_request(req.body);
+    } catch (const RequestError& e) {
+        return bad_request(res, e.what());
+    }
+    const Tokenizer& tok = model_->tokenizer();
+    TokenizeOptions to;
+    to.add_special = r.add_special;
+    to.parse_special = r.parse_special;
+    const std::vector<TokenId> ids = tok.tokenize(r.content, to);
+    json tokens = json::array();
+    for (TokenId id : ids) {
+        if (!r.with_pieces) {
+            tokens.push_back(id);
+            continue;
+        }
+        const std::string piece = tok.token_to_piece(id, true);
+        json piece_json;
+        if (sanitize_utf8(piece) == piece) {
+            piece_json = piece;
+        } else {  // not valid UTF-8 on its own: the bytes, as llama-server gives them
+            piece_json = json::array();
+            for (unsigned char c : piece) piece_json.push_back(static_cast<int>(c));
+        }
+        tokens.push_back(json{{"id", id}, {"piece", piece_json}});
+    }
+    send_json(res, 200, json{{"tokens", tokens}});
+}
+
+void Server::handle_detokenize(const httplib::Request& req, httplib::Response& res) {
+    DetokenizeRequest r;
+    try {
+        r = parse_detokenize_request(req.body);
+    } catch (const RequestError& e) {
+        return bad_request(res, e.what());
+    }
+    const Tokenizer& tok = model_->tokenizer();
+    std::string content;
+    for (int32_t id : r.tokens) {
+        if (id < 0 || static_cast<size_t>(id) >= tok.vocab_size())
+            return bad_request(res, fmt::format("'tokens' contains token id {} outside the vocabulary [0, {})", id,
+                                                tok.vocab_size()));
+        content += tok.token_to_piece(id, true);  // llama-server's tokens_to_str
+    }
+    send_json(res, 200, json{{"content", content}});
+}
+
+}  // namespace
+}  // namespace genie::server
+
+int main(int argc, char** argv) {
+    using namespace genie::server;
+    bool help = false;
+    Options options;
+    try {
+        options = parse_args(argc, argv, help);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "genie-server: {}\n", e.what());
+        usage(stderr);
+        return 2;
+    }
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    // A client that disconnects must not kill the process; stop on SIGINT/SIGTERM.
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);  // every thread started below inherits the mask
+
+    Server server(options);
+    std::thread signals([&] {
+        int sig = 0;
+        sigwait(&stop_signals, &sig);
+        if (sig == SIGINT || sig == SIGTERM) {
+            fmt::print(stderr, "genie-server: signal {}, stopping\n", sig);
+            server.stop();
+        }
+    });
+    const int rc = server.run();
+    // Wake the signal thread if the server stopped for another reason.
+    pthread_kill(signals.native_handle(), SIGTERM);
+    signals.join();
+    return rc;
+}

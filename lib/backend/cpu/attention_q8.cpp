@@ -1,0 +1,145 @@
+// The INT8 (Q8_0) KV cache of the CPU backend.
+//
+// A cell (one token of one layer) holds n_head_kv * head_dim keys and as many values,
+// each head split into Q8_0 blocks of 32: a binary16 scale d and 32 int8 q, x = q * d,
+// exactly ggml's block_q8_0 (34 bytes). Blocks never straddle two heads (head_dim is a
+// multiple of 32), so a head's keys are head_dim / 32 consecutive blocks.
+//
+// Keys and values are quantized as ggml-cpu's x86 quantize_row_q8_0 does (the kernel
+// set's Q8_0 quantizer, also used for activations): d = fp16(amax / 127), q = round-half-
+// even(x * 127 / amax). K·q quantizes q to Q8_0 too and runs the kernel set's Q8_0 x Q8_0
+// dot product (integer block sums, AVX2 / AVX-512 VNNI / scalar reference), which is what
+// llama.cpp does for a q8_0 K cache. The softmax is the F16 path's (exp in float, sum in
+// double); the probabilities stay float, and V is dequantized block by block and
+// accumulated in float (llama.cpp's flash-attention path for a quantized V).
+//
+// The V accumulation is a plain loop the compiler vectorises; on x86-64 with GCC/Clang it
+// is compiled twice (baseline and AVX2+FMA, picked at load time by the dynamic linker's
+// ifunc), so the library itself stays baseline x86-64.
+#include "backend/cpu/attention_q8.hpp"
+
+#include "backend/cpu/kernels/kernels.hpp"
+#include "core/fp16.hpp"
+#include "core/thread_pool.hpp"
+#include "quant/blocks.hpp"
+#include "quant/quant.hpp"
+
+#include <genie/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define GENIE_Q8_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GENIE_Q8_CLONES
+#endif
+
+namespace genie::backend::cpu_q8 {
+
+namespace {
+
+using quant::BlockQ8_0;
+constexpr int kBlock = quant::kBlockSize32;
+
+cpu::QuantizeFn quantizer(const cpu::KernelSet& ks) {
+    const cpu::QuantizeFn fn = ks.quantize[static_cast<int>(DType::Q8_0)];
+    return fn ? fn : cpu::quantize_q8_0_ggml_x86;
+}
+
+/// o[g * head_dim + i] += p[g * p_stride + t] * V[t][i] for g < group, t < n_kv, i < head_dim,
+/// where V[t] is the head's Q8_0 blocks in cell t (`row_bytes` apart).
+GENIE_Q8_CLONES
+void accumulate_values(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
+                       size_t p_stride, int32_t group, float* o, int32_t head_dim) {
+    float x[kBlock];
+    for (int32_t t = 0; t < n_kv; ++t) {
+        const auto* blocks = reinterpret_cast<const BlockQ8_0*>(V + static_cast<size_t>(t) * row_bytes);
+        for (int32_t b = 0; b < blocks_per_head; ++b) {
+            const float d = fp16_to_fp32(blocks[b].d);
+            const int8_t* q = blocks[b].qs;
+            for (int i = 0; i < kBlock; ++i) x[i] = d * static_cast<float>(q[i]);
+            for (int32_t g = 0; g < group; ++g) {
+                const float c = p[static_cast<size_t>(g) * p_stride + static_cast<size_t>(t)];
+                float* og = o + static_cast<size_t>(g) * head_dim + static_cast<size_t>(b) * kBlock;
+                for (int i = 0; i < kBlock; ++i) og[i] += c * x[i];
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void check_head_dim(int32_t head_dim) {
+    if (head_dim <= 0 || head_dim % kBlock != 0)
+        throw Error(ErrorCode::Unsupported,
+                    fmt::format("an INT8 (Q8_0) KV cache needs a head size that is a multiple of {}; this model's is {} "
+                                "(use an F16 or F32 KV cache)",
+                                kBlock, head_dim));
+}
+
+void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8_t* V, size_t row_bytes,
+           int32_t first_pos) {
+    const cpu::QuantizeFn quantize = quantizer(cpu::kernel_set());
+    auto one = [&](int64_t r) {
+        const size_t at = static_cast<size_t>(first_pos + r) * row_bytes;
+        quantize(k.row(r), K + at, k.cols);
+        quantize(v.row(r), V + at, v.cols);
+    };
+    if (k.rows < 16) {
+        for (int64_t r = 0; r < k.rows; ++r) one(r);
+        return;
+    }
+    pool.parallel_for(k.rows, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) one(r);
+    });
+}
+
+void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, size_t row_bytes,
+               int32_t n_head_kv, int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out) {
+    const cpu::KernelSet& ks = cpu::kernel_set();
+    const cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::Q8_0)];
+    const cpu::QuantizeFn quantize = quantizer(ks);
+    const int32_t group = n_head / n_head_kv;
+    const int32_t blocks_per_head = head_dim / kBlock;
+    const size_t head_bytes = static_cast<size_t>(blocks_per_head) * sizeof(BlockQ8_0);
+    // Work items: (query row, KV head), each covering the query heads sharing that KV head.
+    pool.parallel_for(q.rows * n_head_kv, [&](int64_t begin, int64_t end) {
+        thread_local std::vector<BlockQ8_0> q8;
+        thread_local std::vector<float> scores;
+        for (int64_t item = begin; item < end; ++item) {
+            const int64_t r = item / n_head_kv;
+            const int32_t hk = static_cast<int32_t>(item % n_head_kv), h0 = hk * group;
+            const int32_t n_kv = first_pos + static_cast<int32_t>(r) + 1;  // causal: cells [0, pos]
+            q8.resize(static_cast<size_t>(group) * blocks_per_head);
+            // The group's query heads are adjacent in the row: one quantize call.
+            quantize(q.row(r) + static_cast<int64_t>(h0) * head_dim, q8.data(), static_cast<int64_t>(group) * head_dim);
+            scores.resize(static_cast<size_t>(group) * n_kv);
+            // scores[g][t] = K[t] · q[g]
+            dot(head_dim, K + static_cast<size_t>(hk) * head_bytes, row_bytes, n_kv, q8.data(), head_bytes, group,
+                scores.data(), static_cast<size_t>(n_kv));
+            for (int32_t g = 0; g < group; ++g) {
+                float* sg = scores.data() + static_cast<size_t>(g) * n_kv;
+                float max = -INFINITY;
+                for (int32_t t = 0; t < n_kv; ++t) max = std::max(max, sg[t] *= scale);
+                double sum = 0.0;
+                for (int32_t t = 0; t < n_kv; ++t) {
+                    sg[t] = std::exp(sg[t] - max);
+                    sum += sg[t];
+                }
+                const float inv = static_cast<float>(1.0 / sum);
+                for (int32_t t = 0; t < n_kv; ++t) sg[t] *= inv;
+            }
+            float* o = out.row(r) + static_cast<int64_t>(h0) * head_dim;
+            std::fill(o, o + static_cast<size_t>(group) * head_dim, 0.0f);
+            accumulate_values(V + static_cast<size_t>(hk) * head_bytes, row_bytes, n_kv, blocks_per_head, scores.data(),
+                              static_cast<size_t>(n_kv), group, o, head_dim);
+        }
+    });
+}
+
+}  // namespace genie::backend::cpu_q8

@@ -1,0 +1,179 @@
+#include "backend/cpu/simd_math.hpp"
+
+#include "backend/cpu/kernels/kernels.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define GENIE_AVX2 __attribute__((target("avx2,fma,f16c")))
+#endif
+
+namespace genie::cpu {
+
+namespace {
+
+// ---- reference ------------------------------------------------------------------------
+
+double softmax_exp_ref(int64_t n, float* y, const float* x, float max) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = std::exp(x[i] - max);
+        sum += static_cast<double>(y[i]);
+    }
+    return sum;
+}
+
+void swiglu_ref(int64_t n, const float* g, const float* u, float* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+#if defined(__x86_64__)
+
+// ---- AVX2 + FMA -----------------------------------------------------------------------
+
+/// exp(x) for 8 floats: ARM optimized-routines' expf as ggml_v_expf has it (x = n ln2 + b,
+/// 2^n from the exponent bits, a degree-5 polynomial for e^b - 1; special paths for
+/// |n| > 126 so that the result under/overflows like expf). Max error 1.45 ulp + 0.5.
+GENIE_AVX2 inline __m256 exp8(__m256 x) {
+    const __m256 r = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+    const __m256 n = _mm256_sub_ps(z, r);
+    const __m256 b =
+        _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1))));
+    const __m256 abs_n = _mm256_andnot_ps(_mm256_set1_ps(-0.f), n);
+    const __m256 c = _mm256_cmp_ps(abs_n, _mm256_set1_ps(126), _CMP_GT_OQ);
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+    if (!_mm256_movemask_ps(c)) return _mm256_fmadd_ps(j, k, k);
+    // |n| > 126: scale in two steps (s1 * s2) so that 2^n neither overflows nor
+    // flushes early; |n| > 192: the result is 0 or inf.
+    const __m256i g =
+        _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)), _mm256_set1_epi32(0x82000000u));
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000u)));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+    const __m256 d = _mm256_cmp_ps(abs_n, _mm256_set1_ps(192), _CMP_GT_OQ);
+    const __m256 scaled = _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1);
+    const __m256 normal = _mm256_fmadd_ps(k, j, k);
+    return _mm256_blendv_ps(_mm256_blendv_ps(normal, scaled, c), _mm256_mul_ps(s1, s1), d);
+}
+
+GENIE_AVX2 inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+GENIE_AVX2 double softmax_exp_avx2(int64_t n, float* y, const float* x, float max) {
+    double sum = 0.0;
+    int64_t i = 0;
+    const __m256 vmax = _mm256_set1_ps(max);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        _mm256_storeu_ps(y + i, v);
+        sum += static_cast<double>(hsum8(v));
+    }
+    for (; i < n; ++i) {
+        y[i] = std::exp(x[i] - max);
+        sum += static_cast<double>(y[i]);
+    }
+    return sum;
+}
+
+GENIE_AVX2 void swiglu_avx2(int64_t n, const float* g, const float* u, float* out) {
+    int64_t i = 0;
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(g + i);
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
+    }
+    for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+/// Q queries x D vectors of 8 value dimensions, starting at dimension d0.
+template <int Q, int D>
+GENIE_AVX2 void pv_tile(int64_t n_kv, const float* const* p, const uint16_t* v, size_t ldv, int32_t d0, float* const* o) {
+    __m256 acc[Q][D];
+    for (int q = 0; q < Q; ++q)
+        for (int d = 0; d < D; ++d) acc[q][d] = _mm256_setzero_ps();
+    const uint16_t* vt = v + d0;
+    for (int64_t t = 0; t < n_kv; ++t, vt += ldv) {
+        __m256 vv[D];
+        for (int d = 0; d < D; ++d) vv[d] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vt + 8 * d)));
+        for (int q = 0; q < Q; ++q) {
+            const __m256 pb = _mm256_broadcast_ss(p[q] + t);
+            for (int d = 0; d < D; ++d) acc[q][d] = _mm256_fmadd_ps(pb, vv[d], acc[q][d]);
+        }
+    }
+    for (int q = 0; q < Q; ++q)
+        for (int d = 0; d < D; ++d) _mm256_storeu_ps(o[q] + d0 + 8 * d, acc[q][d]);
+}
+
+template <int Q>
+GENIE_AVX2 void pv_rows(int64_t n_kv, const float* const* p, const uint16_t* v, size_t ldv, int32_t hd, float* const* o) {
+    int32_t d0 = 0;
+    for (; d0 + 32 <= hd; d0 += 32) pv_tile<Q, 4>(n_kv, p, v, ldv, d0, o);
+    switch ((hd - d0) / 8) {
+        case 3: pv_tile<Q, 3>(n_kv, p, v, ldv, d0, o); break;
+        case 2: pv_tile<Q, 2>(n_kv, p, v, ldv, d0, o); break;
+        case 1: pv_tile<Q, 1>(n_kv, p, v, ldv, d0, o); break;
+        default: break;
+    }
+}
+
+GENIE_AVX2 void pv_f16_avx2(int32_t nq, int64_t n_kv, const float* const* p, const uint16_t* v, size_t ldv, int32_t hd,
+                            float* const* o) {
+    int32_t q = 0;
+    for (; q + 4 <= nq; q += 4) pv_rows<4>(n_kv, p + q, v, ldv, hd, o + q);
+    switch (nq - q) {
+        case 3: pv_rows<3>(n_kv, p + q, v, ldv, hd, o + q); break;
+        case 2: pv_rows<2>(n_kv, p + q, v, ldv, hd, o + q); break;
+        case 1: pv_rows<1>(n_kv, p + q, v, ldv, hd, o + q); break;
+        default: break;
+    }
+}
+
+#endif  // __x86_64__
+
+MathFns make_reference() {
+    MathFns m;
+    m.isa = "scalar";
+    m.softmax_exp = softmax_exp_ref;
+    m.swiglu = swiglu_ref;
+    return m;
+}
+
+}  // namespace
+
+const MathFns& reference_math() {
+    static const MathFns m = make_reference();
+    return m;
+}
+
+const MathFns& math_fns() {
+    static const MathFns chosen = [] {
+        MathFns m = reference_math();
+#if defined(__x86_64__)
+        // The AVX2 variants need what every x86 kernel set above scalar has (AVX2, FMA, F16C).
+        const char* isa = kernel_set().isa;
+        if (std::strcmp(isa, "avx2") == 0 || std::strcmp(isa, "avx512_vnni") == 0) {
+            m.isa = "avx2";
+            m.softmax_exp = softmax_exp_avx2;
+            m.swiglu = swiglu_avx2;
+            m.pv_f16 = pv_f16_avx2;
+        }
+#endif
+        return m;
+    }();
+    return chosen;
+}
+
+}  // namespace genie::cpu

@@ -1,0 +1,34 @@
+// Vectorised element-wise math of the CPU backend that is not a matrix kernel: the
+// exponential of softmax and SiLU (ggml's ggml_v_expf algorithm: ARM's optimized-routines
+// expf, at most 1.5 ulp from the exact value, the same arithmetic llama.cpp runs), and the
+// probability-times-value accumulation of attention over an F16 V cache in register
+// tiles. x86 variants are compiled for AVX2+FMA+F16C with function target attributes and
+// chosen at run time together with the kernel set (backend/cpu/kernels); with
+// GENIE_CPU_ISA=scalar, or on a CPU without them, the reference loops (std::exp) run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace genie::cpu {
+
+struct MathFns {
+    const char* isa = "scalar";
+    /// y[i] = exp(x[i] - max) for i < n; returns the sum in double (ggml_vec_soft_max_f32).
+    double (*softmax_exp)(int64_t n, float* y, const float* x, float max) = nullptr;
+    /// out[i] = g[i] / (1 + exp(-g[i])) * u[i] (ggml_vec_swiglu_f32); out may alias g.
+    void (*swiglu)(int64_t n, const float* g, const float* u, float* out) = nullptr;
+    /// o[q][d] = sum over t < n_kv, in order, of p[q][t] * v[t * ldv + d] (one FMA per term,
+    /// as a chain of axpy_f16 calls computes it) for q < nq, d < hd. nullptr: not available
+    /// (use axpy_f16); hd must be a multiple of 8.
+    void (*pv_f16)(int32_t nq, int64_t n_kv, const float* const* p, const uint16_t* v, size_t ldv, int32_t hd,
+                   float* const* o) = nullptr;
+};
+
+/// The reference functions (std::exp, scalar loops).
+const MathFns& reference_math();
+/// The functions that go with kernel_set(): SIMD where the kernel set is a SIMD one and
+/// this build has a variant for it, the reference otherwise.
+const MathFns& math_fns();
+
+}  // namespace genie::cpu
