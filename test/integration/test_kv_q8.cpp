@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <cstdlib>
@@ -257,5 +258,40 @@ TEST_CASE("kv q8_0: logits stay close to an F16 KV cache on the fixture models",
             CHECK(q.decisive > 0);
             CHECK(q.decisive_equal == q.decisive);
         }
+    }
+}
+
+// Attention alone, F16 vs Q8_0 cache, Qwen3-0.6B's head layout (16 query heads, 8 KV heads of
+// 128), one decode row over n cells; best of many interleaved runs. Hidden (a benchmark, not a
+// test): build/bin/genie_integration_tests "[kvbench]"
+TEST_CASE("kv q8_0: attention speed against F16 (benchmark)", "[.][kvbench]") {
+    auto be = backend::make_cpu_backend(2);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const int32_t n_head = 16, n_head_kv = 8, hd = 128;
+    for (const int32_t n : {1024, 4096}) {
+        const int64_t kv_dim = int64_t{n_head_kv} * hd, q_dim = int64_t{n_head} * hd;
+        std::vector<float> kbuf(static_cast<size_t>(n * kv_dim)), vbuf(kbuf.size()), qbuf(static_cast<size_t>(q_dim)),
+            obuf(qbuf.size());
+        for (auto& x : kbuf) x = normal(rng);
+        for (auto& x : vbuf) x = normal(rng);
+        for (auto& x : qbuf) x = normal(rng);
+        std::unique_ptr<backend::KvCache> caches[2];
+        const KvType types[2] = {KvType::F16, KvType::Q8_0};
+        for (int i = 0; i < 2; ++i) {
+            caches[i] = be->create_kv_cache(backend::KvLayout{1, n + 1, n_head_kv, hd, types[i]});
+            backend::Tensor k{kbuf.data(), n, kv_dim}, v{vbuf.data(), n, kv_dim};
+            be->kv_store(*caches[i], 0, k, v, 0);
+        }
+        double best[2] = {1e30, 1e30};
+        backend::Tensor q{qbuf.data(), 1, q_dim}, out{obuf.data(), 1, q_dim};
+        for (int rep = 0; rep < 200; ++rep)
+            for (int i = 0; i < 2; ++i) {
+                const auto t0 = std::chrono::steady_clock::now();
+                be->attention(q, *caches[i], 0, n - 1, n_head, 0.088f, out);
+                best[i] = std::min(best[i], std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+            }
+        fmt::print("attention, 1 row over {} cells (one layer): f16 {:.1f} us, q8_0 {:.1f} us ({:.2f}x)\n", n, best[0],
+                   best[1], best[0] / best[1]);
     }
 }

@@ -53,11 +53,35 @@ cpu::QuantizeFn quantizer(const cpu::KernelSet& ks) {
 
 /// o[g * head_dim + i] += p[g * p_stride + t] * V[t][i] for g < group, t < n_kv, i < head_dim,
 /// where V[t] is the head's Q8_0 blocks in cell t (`row_bytes` apart).
+/// Four cells at a time: each output block is read and written once per four cells (the
+/// output traffic, not the int8 loads, bounded the one-cell loop).
 GENIE_Q8_CLONES
 void accumulate_values(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
                        size_t p_stride, int32_t group, float* o, int32_t head_dim) {
     float x[kBlock];
-    for (int32_t t = 0; t < n_kv; ++t) {
+    float x4[4][kBlock];
+    int32_t t0 = 0;
+    for (; t0 + 4 <= n_kv; t0 += 4) {
+        const BlockQ8_0* blocks[4];
+        for (int j = 0; j < 4; ++j)
+            blocks[j] = reinterpret_cast<const BlockQ8_0*>(V + static_cast<size_t>(t0 + j) * row_bytes);
+        for (int32_t b = 0; b < blocks_per_head; ++b) {
+            float d[4];
+            for (int j = 0; j < 4; ++j) {
+                d[j] = fp16_to_fp32(blocks[j][b].d);
+                const int8_t* q = blocks[j][b].qs;
+                for (int i = 0; i < kBlock; ++i) x4[j][i] = static_cast<float>(q[i]);
+            }
+            for (int32_t g = 0; g < group; ++g) {
+                const float* pg = p + static_cast<size_t>(g) * p_stride + static_cast<size_t>(t0);
+                const float c0 = pg[0] * d[0], c1 = pg[1] * d[1], c2 = pg[2] * d[2], c3 = pg[3] * d[3];
+                float* og = o + static_cast<size_t>(g) * head_dim + static_cast<size_t>(b) * kBlock;
+                for (int i = 0; i < kBlock; ++i)
+                    og[i] += ((c0 * x4[0][i] + c1 * x4[1][i]) + c2 * x4[2][i]) + c3 * x4[3][i];
+            }
+        }
+    }
+    for (int32_t t = t0; t < n_kv; ++t) {
         const auto* blocks = reinterpret_cast<const BlockQ8_0*>(V + static_cast<size_t>(t) * row_bytes);
         for (int32_t b = 0; b < blocks_per_head; ++b) {
             const float d = fp16_to_fp32(blocks[b].d);
