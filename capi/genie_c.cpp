@@ -185,23 +185,6 @@ genie_token* copy_tokens(std::span<const genie::TokenId> tokens) {
     return out;
 }
 
-genie::SamplerOptions to_cpp(const genie_sampler_options& o) {
-    genie::SamplerOptions s;
-    s.temperature = o.temperature;
-    s.top_k = o.top_k;
-    s.top_p = o.top_p;
-    s.min_p = o.min_p;
-    s.seed = o.seed;
-    s.typical_p = o.typical_p;
-    s.penalty_last_n = o.penalty_last_n;
-    s.repeat_penalty = o.repeat_penalty;
-    s.frequency_penalty = o.frequency_penalty;
-    s.presence_penalty = o.presence_penalty;
-    if (o.n_logit_bias != 0 && (!o.logit_bias_tokens || !o.logit_bias_values))
-        invalid("logit_bias_tokens / logit_bias_values are NULL but n_logit_bias is not 0");
-    for (size_t i = 0; i < o.n_logit_bias; ++i) s.logit_bias.emplace_back(o.logit_bias_tokens[i], o.logit_bias_values[i]);
-    return s;
-}
 
 genie::GenerateOptions generate_options(const genie_generate_options* opts) {
     genie_generate_options o = GENIE_GENERATE_OPTIONS_INIT;
@@ -514,7 +497,7 @@ genie_status genie_sampler_create(genie_sampler** out, const genie_sampler_optio
             check_version(opts->version, GENIE_SAMPLER_OPTIONS_VERSION, "genie_sampler_options");
             o = *opts;
         }
-        *out = new genie_sampler{kSamplerTag, genie::Sampler(to_cpp(o)), {false}};
+        *out = new genie_sampler{kSamplerTag, genie::Sampler(genie::capi::sampler_options_from_c(o)), {false}};
     });
 }
 

@@ -15,25 +15,35 @@
 
 namespace genie {
 
-MappedFile MappedFile::open(const std::filesystem::path& path) {
-    MappedFile file;
-    file.name_ = path.string();
+namespace {
+
+// Opens `path` read-only and checks it is a regular file; the caller owns the descriptor.
+int open_regular_file(const std::filesystem::path& path, const std::string& name, struct stat& st) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
         throw Error(err == ENOENT ? ErrorCode::NotFound : ErrorCode::Io,
-                    fmt::format("{}: cannot open: {}", file.name_, std::strerror(err)));
+                    fmt::format("{}: cannot open: {}", name, std::strerror(err)));
     }
-    struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int err = errno;
         ::close(fd);
-        throw Error(ErrorCode::Io, fmt::format("{}: cannot stat: {}", file.name_, std::strerror(err)));
+        throw Error(ErrorCode::Io, fmt::format("{}: cannot stat: {}", name, std::strerror(err)));
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        throw Error(ErrorCode::InvalidArgument, fmt::format("{}: not a regular file", file.name_));
+        throw Error(ErrorCode::InvalidArgument, fmt::format("{}: not a regular file", name));
     }
+    return fd;
+}
+
+}  // namespace
+
+MappedFile MappedFile::open(const std::filesystem::path& path) {
+    MappedFile file;
+    file.name_ = path.string();
+    struct stat st {};
+    const int fd = open_regular_file(path, file.name_, st);
     file.size_ = static_cast<size_t>(st.st_size);
     if (file.size_ > 0) {
         void* addr = ::mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -56,22 +66,8 @@ MappedFile MappedFile::open(const std::filesystem::path& path) {
 MappedFile MappedFile::read(const std::filesystem::path& path) {
     MappedFile file;
     file.name_ = path.string();
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        const int err = errno;
-        throw Error(err == ENOENT ? ErrorCode::NotFound : ErrorCode::Io,
-                    fmt::format("{}: cannot open: {}", file.name_, std::strerror(err)));
-    }
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int err = errno;
-        ::close(fd);
-        throw Error(ErrorCode::Io, fmt::format("{}: cannot stat: {}", file.name_, std::strerror(err)));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Error(ErrorCode::InvalidArgument, fmt::format("{}: not a regular file", file.name_));
-    }
+    const int fd = open_regular_file(path, file.name_, st);
     const size_t size = static_cast<size_t>(st.st_size);
     if (size > 0) {
         void* addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
