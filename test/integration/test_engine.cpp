@@ -209,7 +209,7 @@ TEST_CASE("engine: unload frees the weights and the KV caches (RSS back near the
     const uint64_t after = rss_bytes();
     INFO("baseline " << baseline / 1e6 << " MB, loaded " << peak / 1e6 << " MB, after unload " << after / 1e6 << " MB");
     REQUIRE(peak > baseline + 150'000'000);  // the model really was resident
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if GENIE_TEST_SANITIZED
     // The sanitizer's allocator keeps freed blocks in quarantine: RSS says nothing there.
     WARN("sanitizer build: RSS after unload not checked (" << after / 1e6 << " MB)");
 #else

@@ -30,17 +30,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define GENIE_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define GENIE_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef GENIE_TEST_SANITIZED
-#define GENIE_TEST_SANITIZED 0
-#endif
-
 using namespace genie;
 namespace fs = std::filesystem;
 

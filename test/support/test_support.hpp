@@ -6,6 +6,19 @@
 #include <string>
 #include <vector>
 
+// GENIE_TEST_SANITIZED: 1 in an ASan/TSan/MSan build (gcc defines __SANITIZE_*__, clang
+// answers __has_feature). Checks that measure RSS or address space skip themselves there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GENIE_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define GENIE_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef GENIE_TEST_SANITIZED
+#define GENIE_TEST_SANITIZED 0
+#endif
+
 namespace genie::test {
 
 /// ../shared/testdata (absolute), as configured by CMake.
