@@ -345,7 +345,15 @@ genie_status genie_model_options_init(genie_model_options* opts, unsigned int ve
     return guarded(__func__, [&] {
         require_out(opts, "opts");
         check_version(version, GENIE_MODEL_OPTIONS_VERSION, "genie_model_options");
-        *opts = genie_model_options GENIE_MODEL_OPTIONS_INIT;
+        const genie_model_options defaults = GENIE_MODEL_OPTIONS_INIT;
+        // Write only the fields of `version`: an older caller's struct is shorter.
+        std::memset(opts, 0, version >= 2 ? sizeof *opts : offsetof(genie_model_options, use_mmap));
+        opts->version = version;
+        opts->backend = defaults.backend;
+        if (version >= 2) {
+            opts->use_mmap = defaults.use_mmap;
+            opts->memory_budget_bytes = defaults.memory_budget_bytes;
+        }
     });
 }
 
@@ -362,6 +370,12 @@ genie_status genie_model_load(genie_model** out, const char* path, const genie_m
                 case GENIE_BACKEND_CPU: options.backend = genie::BackendKind::Cpu; break;
                 case GENIE_BACKEND_CUDA: options.backend = genie::BackendKind::Cuda; break;
                 default: invalid("unknown backend " + std::to_string(static_cast<int>(opts->backend)));
+            }
+            if (opts->version >= 2) {
+                if (opts->use_mmap != 0 && opts->use_mmap != 1)
+                    invalid("use_mmap must be 0 or 1, not " + std::to_string(opts->use_mmap));
+                options.use_mmap = opts->use_mmap == 1;
+                options.memory_budget_bytes = opts->memory_budget_bytes;
             }
         }
         genie::Model model = genie::Model::load(path, options);

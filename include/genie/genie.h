@@ -116,13 +116,22 @@ typedef enum genie_backend {
     GENIE_BACKEND_CUDA = 2  /* GENIE_UNSUPPORTED / GENIE_DEVICE when unavailable */
 } genie_backend;
 
-#define GENIE_MODEL_OPTIONS_VERSION 1
-/* Options of genie_model_load. */
+#define GENIE_MODEL_OPTIONS_VERSION 2
+/* Options of genie_model_load. Version 1 has only `version` and `backend` (a caller built
+ * against it keeps working: the library reads no field past the version it was given). */
 typedef struct genie_model_options {
     unsigned int version;  /* GENIE_MODEL_OPTIONS_VERSION */
     genie_backend backend; /* compute backend; default GENIE_BACKEND_AUTO */
+    /* Since version 2. */
+    int use_mmap;          /* 1 (default): weights used in place from a read-only mmap of the file
+                              (the file must not be truncated or rewritten while loaded: calls then
+                              fail with GENIE_IO); 0: read into memory at load, immune to changes of
+                              the file, more resident memory (docs/reliability.md) */
+    uint64_t memory_budget_bytes; /* bytes the model and a session may use; 0 (default) = what
+                                     is free now (MemAvailable / cudaMemGetInfo). Over budget:
+                                     GENIE_OUT_OF_MEMORY naming the plan */
 } genie_model_options;
-#define GENIE_MODEL_OPTIONS_INIT { GENIE_MODEL_OPTIONS_VERSION, GENIE_BACKEND_AUTO }
+#define GENIE_MODEL_OPTIONS_INIT { GENIE_MODEL_OPTIONS_VERSION, GENIE_BACKEND_AUTO, 1, 0 }
 
 /* Sets *opts to the defaults of `version` (GENIE_MODEL_OPTIONS_VERSION). Equal to
  * GENIE_MODEL_OPTIONS_INIT. GENIE_INVALID_ARGUMENT for NULL or an unknown version. */

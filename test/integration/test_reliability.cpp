@@ -325,6 +325,31 @@ TEST_CASE("reliability: use_mmap false reads the weights into memory, immune to 
     fs::remove(path);
     s2.reset();
     CHECK(greedy(s2, "Once upon a time", 12) == reference);
+
+    // The same through the C ABI (genie_model_options version 2): a session made after the
+    // file was truncated works; the mapped default fails with GENIE_IO instead.
+    const fs::path path_c = copy_model(stories(), "nommap-c");
+    genie_model_options co = GENIE_MODEL_OPTIONS_INIT;
+    CHECK(co.use_mmap == 1);
+    co.use_mmap = 0;
+    genie_model* cm = nullptr;
+    REQUIRE(genie_model_load(&cm, path_c.string().c_str(), &co) == GENIE_OK);
+    fs::resize_file(path_c, 100);
+    genie_session* cs = nullptr;
+    CHECK(genie_session_create(&cs, cm, nullptr) == GENIE_OK);
+    genie_session_free(cs);
+    genie_model_free(cm);
+    // Over a tiny memory budget: GENIE_OUT_OF_MEMORY before anything is allocated.
+    co.use_mmap = 1;
+    co.memory_budget_bytes = 4096;
+    CHECK(genie_model_load(&cm, stories().c_str(), &co) == GENIE_OUT_OF_MEMORY);
+    CHECK(cm == nullptr);
+    co.memory_budget_bytes = 0;
+    co.use_mmap = 2;
+    CHECK(genie_model_load(&cm, stories().c_str(), &co) == GENIE_INVALID_ARGUMENT);
+    CHECK_THAT(std::string(genie_last_error()), Catch::Contains("use_mmap"));
+    CHECK(cm == nullptr);
+    fs::remove(path_c);
 }
 
 // ---- memory ------------------------------------------------------------------------------

@@ -99,6 +99,15 @@ TEST_CASE("capi: _INIT macros equal the _init functions", "[capi]") {
         std::memset(&b, 0xab, sizeof b);
         REQUIRE(genie_model_options_init(&b, GENIE_MODEL_OPTIONS_VERSION) == GENIE_OK);
         CHECK(same_bytes(a, b));
+        CHECK(a.use_mmap == 1);
+        CHECK(a.memory_budget_bytes == genie::ModelOptions{}.memory_budget_bytes);
+        // A version-1 caller's struct ends after `backend`: nothing past it is written.
+        std::memset(&b, 0xab, sizeof b);
+        REQUIRE(genie_model_options_init(&b, 1) == GENIE_OK);
+        CHECK(b.version == 1);
+        CHECK(b.backend == GENIE_BACKEND_AUTO);
+        const auto* bytes = reinterpret_cast<const unsigned char*>(&b);
+        for (size_t i = offsetof(genie_model_options, use_mmap); i < sizeof b; ++i) CHECK(bytes[i] == 0xab);
     }
     {
         genie_session_options a = GENIE_SESSION_OPTIONS_INIT, b;
