@@ -121,6 +121,16 @@ public:
     /// y[r] = W x[r] (each x row quantized to the weight's dot type as ggml does).
     ///                                                 x: [n, w.n_in]  y: [n, w.n_out]
     virtual void matmul(const Weight& w, const Tensor& x, Tensor& y) = 0;
+    /// One input, several weights (q/k/v, gate/up): *outs[i].y = x W_i^T, the same numbers
+    /// as one matmul each. A backend may fuse them (the CPU quantizes x once and splits all
+    /// output rows over its threads in one dispatch); the default runs them one by one.
+    struct MatmulOut {
+        const Weight* w;
+        Tensor* y;
+    };
+    virtual void matmul_shared_input(const Tensor& x, std::span<const MatmulOut> outs) {
+        for (const MatmulOut& o : outs) matmul(*o.w, x, *o.y);
+    }
     /// y[r] += bias                                                    y: [n, bias.n_in]
     virtual void add_bias(Tensor& y, const Weight& bias) = 0;
     /// y[r] = x[r] / rms(x[r]) * gamma (ggml: rms_norm then mul)   x, y: [n, gamma.n_in]

@@ -55,9 +55,11 @@ void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* log
         const LayerWeights& l = w.layers[static_cast<size_t>(il)];
         // ---- attention
         be.rms_norm(x, l.attn_norm, hp.rms_eps, cur);
-        be.matmul(l.wq, cur, q);  // [n, n_head * hd]
-        be.matmul(l.wk, cur, k);  // [n, n_head_kv * hd]
-        be.matmul(l.wv, cur, v);
+        {
+            // q [n, n_head * hd], k and v [n, n_head_kv * hd]
+            const backend::Backend::MatmulOut qkv[] = {{&l.wq, &q}, {&l.wk, &k}, {&l.wv, &v}};
+            be.matmul_shared_input(cur, qkv);
+        }
         if (hp.recipe.qkv_bias) {
             be.add_bias(q, l.bq);
             be.add_bias(k, l.bk);
@@ -76,8 +78,10 @@ void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* log
         be.add(x, cur);
         // ---- feed-forward (SwiGLU)
         be.rms_norm(x, l.ffn_norm, hp.rms_eps, cur);
-        be.matmul(l.ffn_gate, cur, gate);  // [n, n_ff]
-        be.matmul(l.ffn_up, cur, up);
+        {
+            const backend::Backend::MatmulOut gate_up[] = {{&l.ffn_gate, &gate}, {&l.ffn_up, &up}};  // [n, n_ff] each
+            be.matmul_shared_input(cur, gate_up);
+        }
         be.swiglu(gate, up, gate);
         be.matmul(l.ffn_down, gate, cur);  // [n, n_embd]
         be.add(x, cur);

@@ -333,6 +333,53 @@ TEST_CASE("matmul: threaded kernels match the double-precision reference", "[ker
     }
 }
 
+TEST_CASE("matmul: shared-input (fused) matmuls equal one matmul per weight, bit for bit", "[kernels]") {
+    ThreadPool pool(3);
+    const int64_t k = 512;
+    // Same activation format (Q4_K + Q6_K + Q5_K: Q8_K), two formats (Q4_K + Q8_0), three
+    // formats (the unfused fallback), a weight without a SIMD kernel (IQ4_NL), odd row counts.
+    const std::vector<std::vector<DType>> groups = {{DType::Q4_K, DType::Q6_K, DType::Q5_K},
+                                                    {DType::Q4_K, DType::Q8_0},
+                                                    {DType::Q4_K, DType::Q8_0, DType::F16},
+                                                    {DType::Q4_K, DType::IQ4_NL},
+                                                    {DType::F32, DType::F16}};
+    for (const auto& types : groups) {
+        std::vector<std::vector<uint8_t>> wdata;
+        std::vector<backend::Weight> ws;
+        for (size_t i = 0; i < types.size(); ++i) {
+            const DType t = types[i];
+            if (!quant::can_quantize(t)) continue;
+            const int64_t n_out = 37 + 10 * static_cast<int64_t>(i);
+            const size_t wrow = quant::row_bytes(t, k);
+            wdata.emplace_back(wrow * n_out);
+            const auto wf = random_floats(static_cast<size_t>(k * n_out), 7 + static_cast<uint32_t>(i), 0.2f);
+            for (int64_t j = 0; j < n_out; ++j) quant::quantize_row(t, wf.data() + j * k, wdata.back().data() + j * wrow, k);
+            ws.push_back(backend::Weight{"w", t, k, n_out, wdata.back().data(), wrow});
+        }
+        for (int64_t n : {1, 5, 70}) {
+            CAPTURE(types.size(), n);
+            auto xf = random_floats(static_cast<size_t>(n * k), 4, 1.0f);
+            backend::Tensor x{xf.data(), n, k};
+            std::vector<std::vector<float>> fused(ws.size()), single(ws.size());
+            std::vector<backend::Tensor> ty(ws.size());
+            std::vector<backend::Backend::MatmulOut> outs;
+            for (size_t i = 0; i < ws.size(); ++i) {
+                fused[i].assign(static_cast<size_t>(n * ws[i].n_out), -7.0f);
+                single[i].assign(fused[i].size(), -9.0f);
+                ty[i] = backend::Tensor{fused[i].data(), n, ws[i].n_out};
+                outs.push_back({&ws[i], &ty[i]});
+            }
+            backend::cpu::matmul_shared_input(pool, x, outs);
+            for (size_t i = 0; i < ws.size(); ++i) {
+                backend::Tensor t1{single[i].data(), n, ws[i].n_out};
+                backend::cpu::matmul(pool, ws[i], x, t1);
+                CAPTURE(i, dtype_name(ws[i].type));
+                CHECK(fused[i] == single[i]);
+            }
+        }
+    }
+}
+
 TEST_CASE("ThreadPool: many short dispatches, uneven splits and exceptions", "[kernels]") {
     ThreadPool pool(4);
     std::vector<std::atomic<int>> hits(101);

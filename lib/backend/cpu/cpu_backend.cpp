@@ -145,6 +145,9 @@ public:
     }
 
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override { cpu::matmul(pool_, w, x, y); }
+    void matmul_shared_input(const Tensor& x, std::span<const MatmulOut> outs) override {
+        cpu::matmul_shared_input(pool_, x, outs);
+    }
 
     void add_bias(Tensor& y, const Weight& bias) override {
         std::vector<float>& b = vec_;  // read by the pool's threads: not thread_local

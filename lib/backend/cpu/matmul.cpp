@@ -53,47 +53,114 @@ void matmul_reference(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor
     });
 }
 
-void matmul(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor& y) {
+namespace {
+
+/// x's rows in the activation format `dot_type` (F32: x itself), in per-thread scratch
+/// `slot` (0 or 1, so two formats can be live at once).
+const uint8_t* quantized_activations(ThreadPool& pool, const Tensor& x, int64_t k, DType dot_type, size_t& a_stride, int slot) {
+    if (dot_type == DType::F32) {
+        a_stride = static_cast<size_t>(x.cols) * sizeof(float);
+        return reinterpret_cast<const uint8_t*>(x.data);
+    }
     const genie::cpu::KernelSet& ks = genie::cpu::kernel_set();
-    const int idx = static_cast<int>(w.type);
-    const genie::cpu::GemmFn gemm = idx < genie::cpu::kTypeSlots ? ks.gemm[idx] : nullptr;
+    const int64_t n = x.rows;
+    thread_local std::vector<uint8_t> scratch[2];
+    std::vector<uint8_t>& buf = scratch[slot];
+    a_stride = quant::row_bytes(dot_type, k);
+    if (buf.size() < a_stride * static_cast<size_t>(n)) buf.resize(a_stride * static_cast<size_t>(n));
+    const genie::cpu::QuantizeFn quantize = ks.quantize[static_cast<int>(dot_type)];
+    uint8_t* dst = buf.data();
+    const size_t stride = a_stride;
+    auto quantize_rows = [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            if (quantize) quantize(x.row(r), dst + static_cast<size_t>(r) * stride, k);
+            else quant::quantize_row(dot_type, x.row(r), dst + static_cast<size_t>(r) * stride, k);
+        }
+    };
+    if (n >= 8) pool.parallel_for(n, quantize_rows);
+    else quantize_rows(0, n);
+    return dst;
+}
+
+/// Output rows [j0, j1) of one weight for every activation row, panel by panel.
+void run_rows(genie::cpu::GemmFn gemm, const Weight& w, const uint8_t* A, size_t a_stride, int64_t n, Tensor& y, int64_t j0,
+              int64_t j1) {
+    const auto* W = static_cast<const uint8_t*>(w.data);
+    const size_t ldy = static_cast<size_t>(y.cols);
+    for (int64_t i0 = 0; i0 < n; i0 += kPanelRows) {
+        const int64_t rows = std::min(kPanelRows, n - i0);
+        gemm(w.n_in, W + static_cast<size_t>(j0) * w.row_bytes, w.row_bytes, j1 - j0, A + static_cast<size_t>(i0) * a_stride,
+             a_stride, rows, y.data + static_cast<size_t>(i0) * ldy + static_cast<size_t>(j0), ldy);
+    }
+}
+
+genie::cpu::GemmFn gemm_for(DType type) {
+    const int idx = static_cast<int>(type);
+    return idx < genie::cpu::kTypeSlots ? genie::cpu::kernel_set().gemm[idx] : nullptr;
+}
+
+}  // namespace
+
+void matmul(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor& y) {
+    const genie::cpu::GemmFn gemm = gemm_for(w.type);
     if (!gemm) {
         matmul_reference(pool, w, x, y);
         return;
     }
-    const int64_t n = x.rows, k = w.n_in;
-    const DType dot_type = quant::vec_dot_type(w.type);
-
-    // Activations in the dot type, one row each (F32: used in place).
-    const void* a = x.data;
-    size_t a_stride = static_cast<size_t>(x.cols) * sizeof(float);
-    if (dot_type != DType::F32) {
-        thread_local std::vector<uint8_t> scratch;
-        a_stride = quant::row_bytes(dot_type, k);
-        if (scratch.size() < a_stride * static_cast<size_t>(n)) scratch.resize(a_stride * static_cast<size_t>(n));
-        const genie::cpu::QuantizeFn quantize = ks.quantize[static_cast<int>(dot_type)];
-        uint8_t* dst = scratch.data();
-        auto quantize_rows = [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                if (quantize) quantize(x.row(r), dst + static_cast<size_t>(r) * a_stride, k);
-                else quant::quantize_row(dot_type, x.row(r), dst + static_cast<size_t>(r) * a_stride, k);
-            }
-        };
-        if (n >= 8) pool.parallel_for(n, quantize_rows);
-        else quantize_rows(0, n);
-        a = dst;
-    }
-
-    const auto* W = static_cast<const uint8_t*>(w.data);
-    const auto* A = static_cast<const uint8_t*>(a);
-    const size_t ldy = static_cast<size_t>(y.cols);
+    const int64_t n = x.rows;
+    size_t a_stride = 0;
+    const uint8_t* A = quantized_activations(pool, x, w.n_in, quant::vec_dot_type(w.type), a_stride, 0);
     const int64_t groups = (w.n_out + kRowGrain - 1) / kRowGrain;
     pool.parallel_for(groups, [&](int64_t g0, int64_t g1) {
-        const int64_t j0 = g0 * kRowGrain, j1 = std::min(w.n_out, g1 * kRowGrain);
-        for (int64_t i0 = 0; i0 < n; i0 += kPanelRows) {
-            const int64_t rows = std::min(kPanelRows, n - i0);
-            gemm(k, W + static_cast<size_t>(j0) * w.row_bytes, w.row_bytes, j1 - j0, A + static_cast<size_t>(i0) * a_stride,
-                 a_stride, rows, y.data + static_cast<size_t>(i0) * ldy + static_cast<size_t>(j0), ldy);
+        run_rows(gemm, w, A, a_stride, n, y, g0 * kRowGrain, std::min(w.n_out, g1 * kRowGrain));
+    });
+}
+
+void matmul_shared_input(ThreadPool& pool, const Tensor& x, std::span<const Backend::MatmulOut> outs) {
+    // Fused only when every weight has a kernel and at most two activation formats are needed.
+    constexpr size_t kMax = 4;
+    bool fusable = !outs.empty() && outs.size() <= kMax;
+    DType formats[2] = {};
+    int n_formats = 0;
+    int slot_of[kMax] = {};
+    for (size_t i = 0; fusable && i < outs.size(); ++i) {
+        if (!gemm_for(outs[i].w->type) || outs[i].w->n_in != outs[0].w->n_in) {
+            fusable = false;
+            break;
+        }
+        const DType dt = quant::vec_dot_type(outs[i].w->type);
+        int slot = -1;
+        for (int f = 0; f < n_formats; ++f)
+            if (formats[f] == dt) slot = f;
+        if (slot < 0) {
+            if (n_formats == 2) {
+                fusable = false;
+                break;
+            }
+            formats[n_formats] = dt;
+            slot = n_formats++;
+        }
+        slot_of[i] = slot;
+    }
+    if (!fusable) {
+        for (const Backend::MatmulOut& o : outs) matmul(pool, *o.w, x, *o.y);
+        return;
+    }
+    const int64_t n = x.rows, k = outs[0].w->n_in;
+    const uint8_t* A[2] = {};
+    size_t a_stride[2] = {};
+    for (int f = 0; f < n_formats; ++f) A[f] = quantized_activations(pool, x, k, formats[f], a_stride[f], f);
+    // Row groups of all weights, one after another.
+    int64_t first_group[kMax + 1] = {};
+    for (size_t i = 0; i < outs.size(); ++i)
+        first_group[i + 1] = first_group[i] + (outs[i].w->n_out + kRowGrain - 1) / kRowGrain;
+    pool.parallel_for(first_group[outs.size()], [&](int64_t g0, int64_t g1) {
+        for (size_t i = 0; i < outs.size(); ++i) {
+            const int64_t b = std::max(g0, first_group[i]), e = std::min(g1, first_group[i + 1]);
+            if (b >= e) continue;
+            const Weight& w = *outs[i].w;
+            const int64_t j0 = (b - first_group[i]) * kRowGrain, j1 = std::min(w.n_out, (e - first_group[i]) * kRowGrain);
+            run_rows(gemm_for(w.type), w, A[slot_of[i]], a_stride[slot_of[i]], n, *outs[i].y, j0, j1);
         }
     });
 }

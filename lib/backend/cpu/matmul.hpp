@@ -15,6 +15,11 @@ namespace genie::backend::cpu {
 /// thread and reused across calls.
 void matmul(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor& y);
 
+/// The same for several weights that share the input x: when they share one activation
+/// format x is quantized once, and all their output rows are split over the threads in
+/// one dispatch (one barrier instead of one per weight). Otherwise one matmul each.
+void matmul_shared_input(ThreadPool& pool, const Tensor& x, std::span<const Backend::MatmulOut> outs);
+
 /// The reference: dequantize each weight row, dot in double (the previous oracle).
 void matmul_reference(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor& y);
 
