@@ -9,6 +9,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,7 +48,7 @@ Problem make_problem(DType type, int64_t k, int64_t n_out, int64_t n) {
 }
 
 void bm_gemm(benchmark::State& state, const cpu::KernelSet* ks, DType type, int64_t n) {
-    const int64_t k = 1024, n_out = n == 1 ? 4096 : 512;
+    const int64_t k = 1024, n_out = getenv("NOUT") ? atoi(getenv("NOUT")) : (n == 1 ? 4096 : 512);
     Problem p = make_problem(type, k, n_out, n);
     std::vector<float> y(static_cast<size_t>(n_out * n));
     const cpu::GemmFn gemm = ks->gemm[static_cast<int>(type)];
