@@ -17,6 +17,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace genie::capi {
@@ -26,6 +27,18 @@ namespace genie::capi {
 genie_status fail_call(const char* function, genie_status status, std::string_view message) noexcept;
 /// Sends an INFO line to the installed log callback (if any).
 void log_info(const char* message) noexcept;
+
+/// The int a caller stored in an enum field of a struct it filled. C lets any int sit in
+/// an enum object; in C++ loading an enum value outside the enumerators' range is
+/// undefined behaviour (UBSan: "load of value 99, which is not a valid value for type"),
+/// so such fields are read through their bytes and validated as ints.
+template <class E>
+int enum_field(const E& field) noexcept {
+    static_assert(std::is_enum_v<E>);
+    std::underlying_type_t<E> v;
+    std::memcpy(&v, &field, sizeof v);
+    return static_cast<int>(v);
+}
 
 /// Runs `body`; any exception becomes a status and the thread's last-error message.
 template <class Body>
@@ -138,26 +151,27 @@ inline ChatCall convert_chat_request(const genie_chat_request* request) {
         if (!rq.stop[i]) invalid_arg("request->stop[" + std::to_string(i) + "] is NULL");
         call.options.generate.stop.emplace_back(rq.stop[i]);
     }
-    switch (rq.think) {
+    switch (enum_field(rq.think)) {
         case GENIE_THINK_DEFAULT:
-            if (rq.response_format != GENIE_RESPONSE_FORMAT_NONE) call.options.enable_thinking = false;
+            if (enum_field(rq.response_format) != GENIE_RESPONSE_FORMAT_NONE) call.options.enable_thinking = false;
             break;
         case GENIE_THINK_ON: call.options.enable_thinking = true; break;
         case GENIE_THINK_OFF: call.options.enable_thinking = false; break;
-        default: invalid_arg("request->think: unknown value " + std::to_string(static_cast<int>(rq.think)));
+        default: invalid_arg("request->think: unknown value " + std::to_string(enum_field(rq.think)));
     }
     call.options.tools_json = std::string(text_argument(rq.tools_json, rq.tools_json_len, "request->tools_json"));
     call.schema = std::string(text_argument(rq.json_schema, rq.json_schema_len, "request->json_schema"));
-    switch (rq.response_format) {
+    const int response_format = enum_field(rq.response_format);
+    switch (response_format) {
         case GENIE_RESPONSE_FORMAT_NONE:
         case GENIE_RESPONSE_FORMAT_JSON_OBJECT: break;
         case GENIE_RESPONSE_FORMAT_JSON_SCHEMA:
             if (call.schema.empty()) invalid_arg("request->json_schema is empty but response_format is JSON_SCHEMA");
             break;
         default:
-            invalid_arg("request->response_format: unknown value " + std::to_string(static_cast<int>(rq.response_format)));
+            invalid_arg("request->response_format: unknown value " + std::to_string(response_format));
     }
-    call.response_format = rq.response_format;
+    call.response_format = static_cast<genie_response_format>(response_format);  // validated above
     call.idle_timeout_ms = rq.idle_timeout_ms;
     call.deadline_ms = rq.deadline_ms;
     return call;

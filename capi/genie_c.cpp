@@ -365,11 +365,11 @@ genie_status genie_model_load(genie_model** out, const char* path, const genie_m
         genie::ModelOptions options;
         if (opts) {
             check_version(opts->version, GENIE_MODEL_OPTIONS_VERSION, "genie_model_options");
-            switch (opts->backend) {
+            switch (const int backend = genie::capi::enum_field(opts->backend)) {
                 case GENIE_BACKEND_AUTO: options.backend = genie::BackendKind::Auto; break;
                 case GENIE_BACKEND_CPU: options.backend = genie::BackendKind::Cpu; break;
                 case GENIE_BACKEND_CUDA: options.backend = genie::BackendKind::Cuda; break;
-                default: invalid("unknown backend " + std::to_string(static_cast<int>(opts->backend)));
+                default: invalid("unknown backend " + std::to_string(backend));
             }
             if (opts->version >= 2) {
                 if (opts->use_mmap != 0 && opts->use_mmap != 1)
@@ -580,11 +580,11 @@ genie_status genie_session_create(genie_session** out, genie_model* model, const
             options.context_length = opts->context_length;
             options.threads = opts->threads;
             options.batch_size = opts->batch_size;
-            switch (opts->kv_type) {
+            switch (const int kv_type = genie::capi::enum_field(opts->kv_type)) {
                 case GENIE_KV_F16: options.kv_type = genie::KvType::F16; break;
                 case GENIE_KV_F32: options.kv_type = genie::KvType::F32; break;
                 case GENIE_KV_Q8_0: options.kv_type = genie::KvType::Q8_0; break;
-                default: invalid("unknown kv_type " + std::to_string(static_cast<int>(opts->kv_type)));
+                default: invalid("unknown kv_type " + std::to_string(kv_type));
             }
             if (options.threads < 0) invalid("threads must be >= 0");
         }

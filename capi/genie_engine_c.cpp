@@ -32,22 +32,22 @@ genie_engine* check_engine(const genie_engine* e) {
     return const_cast<genie_engine*>(e);
 }
 
-genie::BackendKind backend_from_c(genie_backend b) {
+genie::BackendKind backend_from_c(int b) {
     switch (b) {
         case GENIE_BACKEND_AUTO: return genie::BackendKind::Auto;
         case GENIE_BACKEND_CPU: return genie::BackendKind::Cpu;
         case GENIE_BACKEND_CUDA: return genie::BackendKind::Cuda;
     }
-    invalid_arg("unknown backend " + std::to_string(static_cast<int>(b)));
+    invalid_arg("unknown backend " + std::to_string(b));
 }
 
-genie::KvType kv_type_from_c(genie_kv_type t) {
+genie::KvType kv_type_from_c(int t) {
     switch (t) {
         case GENIE_KV_F16: return genie::KvType::F16;
         case GENIE_KV_F32: return genie::KvType::F32;
         case GENIE_KV_Q8_0: return genie::KvType::Q8_0;
     }
-    invalid_arg("unknown kv_type " + std::to_string(static_cast<int>(t)));
+    invalid_arg("unknown kv_type " + std::to_string(t));
 }
 
 genie_engine_state state_to_c(genie::EngineState s) {
@@ -102,13 +102,13 @@ genie_status genie_engine_create(genie_engine** out, const genie_engine_options*
         eo.session.context_length = o.context_length;
         eo.session.threads = o.threads;
         eo.session.batch_size = o.batch_size;
-        eo.session.kv_type = kv_type_from_c(o.kv_type);
+        eo.session.kv_type = kv_type_from_c(enum_field(o.kv_type));
         eo.max_conversations = o.max_conversations;
         eo.max_concurrent = o.max_concurrent;
         eo.watchdog_timeout_s = o.watchdog_timeout_ms / 1000.0;
         eo.cancel_stuck = o.cancel_stuck != 0;
         eo.check_available_memory = o.check_available_memory != 0;
-        const genie::BackendKind backend = backend_from_c(o.backend);
+        const genie::BackendKind backend = backend_from_c(enum_field(o.backend));
         auto engine = std::make_unique<genie_engine>(eo);  // InvalidArgument for bad options
         engine->backend = backend;
         *out = engine.release();
