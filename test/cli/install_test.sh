@@ -10,11 +10,12 @@ cmake --install "$build_dir" --prefix "$work/prefix" > "$work/install.log"
 cmake -S "$source_dir/examples/cmake_project" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" > "$work/configure.log"
 cmake --build "$work/build" > "$work/build.log"
 export LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64:${LD_LIBRARY_PATH:-}"
-out=$("$work/build/consumer_cpp" "$testdata/models/stories260K.gguf" "Once upon a time")
+# GENIE_TEST_PRELOAD: the sanitizer runtime, in a sanitizer build (test/CMakeLists.txt).
+out=$(LD_PRELOAD="${GENIE_TEST_PRELOAD:-}" "$work/build/consumer_cpp" "$testdata/models/stories260K.gguf" "Once upon a time")
 case "$out" in
   ", there was a little girl named Lily"*) ;;
   *) echo "unexpected C++ consumer output: $out" >&2; exit 1 ;;
 esac
-"$work/build/consumer_c" "$testdata/models/stories260K.gguf" | grep -q "^libgenie "
+LD_PRELOAD="${GENIE_TEST_PRELOAD:-}" "$work/build/consumer_c" "$testdata/models/stories260K.gguf" | grep -q "^libgenie "
 PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig:$work/prefix/lib64/pkgconfig" pkg-config --libs genie | grep -q -- "-lgenie"
 echo "install test passed"
