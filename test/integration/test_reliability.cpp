@@ -115,13 +115,16 @@ TEST_CASE("reliability: 8 sessions generate at once on one model with random can
             try {
                 for (int round = 0; round < kRounds; ++round) {
                     auto session = std::make_unique<Session>(m, small_session());
-                    {
+                    const size_t which = rng() % prompts.size();
+                    // 0: abandoned by an exception from the callback, 1: runs to the end,
+                    // 2-3: open to the canceller. Only the last are registered with it, so
+                    // every outcome occurs however fast or slow (TSan: ~10x) the machine is.
+                    const int action = static_cast<int>(rng() % 4);
+                    const int abandon_at = 1 + static_cast<int>(rng() % 12);
+                    if (action >= 2) {
                         std::lock_guard<std::mutex> lock(slots_mutex);
                         live[t] = session.get();
                     }
-                    const size_t which = rng() % prompts.size();
-                    const int action = static_cast<int>(rng() % 4);  // 0: abandon via callback, else run
-                    const int abandon_at = 1 + static_cast<int>(rng() % 12);
                     Sampler sampler;
                     GenerateOptions go;
                     go.max_tokens = 24;
@@ -180,6 +183,7 @@ TEST_CASE("reliability: 8 sessions generate at once on one model with random can
     CHECK(completed + cancelled + abandoned == kThreads * kRounds);
     INFO("completed " << completed << ", cancelled " << cancelled << ", abandoned " << abandoned);
     CHECK(abandoned.load() > 0);
+    CHECK(completed.load() > 0);
 }
 
 TEST_CASE("reliability: cancel from another thread and a concurrent second call through the C ABI",
