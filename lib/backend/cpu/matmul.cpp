@@ -102,18 +102,13 @@ genie::cpu::GemmFn gemm_for(DType type) {
 }  // namespace
 
 void matmul(ThreadPool& pool, const Weight& w, const Tensor& x, Tensor& y) {
-    const genie::cpu::GemmFn gemm = gemm_for(w.type);
-    if (!gemm) {
+    if (!gemm_for(w.type)) {
         matmul_reference(pool, w, x, y);
         return;
     }
-    const int64_t n = x.rows;
-    size_t a_stride = 0;
-    const uint8_t* A = quantized_activations(pool, x, w.n_in, quant::vec_dot_type(w.type), a_stride, 0);
-    const int64_t groups = (w.n_out + kRowGrain - 1) / kRowGrain;
-    pool.parallel_for(groups, [&](int64_t g0, int64_t g1) {
-        run_rows(gemm, w, A, a_stride, n, y, g0 * kRowGrain, std::min(w.n_out, g1 * kRowGrain));
-    });
+    // One weight is the shared-input case with one output (no second copy of the driver).
+    const Backend::MatmulOut out[] = {{&w, &y}};
+    matmul_shared_input(pool, x, out);
 }
 
 void matmul_shared_input(ThreadPool& pool, const Tensor& x, std::span<const Backend::MatmulOut> outs) {
