@@ -198,8 +198,10 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             if (!gemm) continue;
             CAPTURE(ks->isa, dtype_name(t));
-            // 2816 = 11 super-blocks: the decoded prefill path's k chunks (6 + 5)
-            for (int64_t k : {256, 768, 2816}) {
+            // 2816 = 11 super-blocks: the decoded prefill path's k chunks (6 + 5); odd and even
+            // super-block counts (the single-row path works in pairs); 33024 = 129 super-blocks:
+            // past the single-row path's activation table (it falls back to the tile).
+            for (int64_t k : {256, 512, 768, 2816, 33024}) {
                 const int64_t nw = 11, na = 7;
                 const size_t wrow = quant::row_bytes(t, k);
                 std::vector<uint8_t> w(wrow * nw);
