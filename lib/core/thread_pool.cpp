@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -19,10 +20,13 @@ namespace {
 /// one decode step without burning a core when the session is idle).
 constexpr auto kSpinTime = std::chrono::microseconds(2000);
 
-void chunk(int64_t n, int32_t parts, int32_t index, int64_t& begin, int64_t& end) {
-    const int64_t base = n / parts, extra = n % parts;
-    begin = index * base + std::min<int64_t>(index, extra);
-    end = begin + base + (index < extra ? 1 : 0);
+/// Guided self-scheduling: a claim at `next` takes half of an even share of what is left
+/// (remaining / (2 x threads)), at least `min_size`. Early claims are large (few atomic
+/// operations), the last ones small, so the threads finish within one small chunk of
+/// each other: with equal chunks of n / (4 x threads) the tail was up to an eighth of a
+/// decode matmul on 2 threads, spent spinning by the thread that finished first.
+int64_t claim_size(int64_t n, int64_t next, int64_t threads, int64_t min_size) {
+    return std::min(n - next, std::max(min_size, (n - next) / (2 * threads)));
 }
 }  // namespace
 
@@ -42,22 +46,29 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work(uint64_t gen) noexcept {
+    const int64_t threads = size();
     for (;;) {
         uint64_t v = work_.load(std::memory_order_acquire);
-        if ((v >> 32) != (gen & 0xffffffffu)) return;
-        const auto chunks = static_cast<int32_t>((v >> 16) & 0xffff), next = static_cast<int32_t>(v & 0xffff);
-        if (next >= chunks) return;
-        if (!work_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+        if ((v >> kNextBits) != (gen & kGenMask)) return;
+        // The claim that takes the last index stores kNextMask: a worker still holding an
+        // older generation's value then stops here without reading job_n_, which the
+        // caller may already be rewriting for the next dispatch. (Reading it for a value
+        // that is not the current one is harmless: the compare-exchange below fails.)
+        if ((v & kNextMask) == kNextMask) return;
+        const auto b = static_cast<int64_t>(v & kNextMask);
+        const int64_t n = job_n_.load(std::memory_order_relaxed);
+        const int64_t e = b + claim_size(n, b, threads, job_min_.load(std::memory_order_relaxed));
+        const uint64_t stored = e >= n ? kNextMask : static_cast<uint64_t>(e);
+        if (!work_.compare_exchange_weak(v, (v & ~kNextMask) | stored, std::memory_order_acq_rel, std::memory_order_acquire))
+            continue;
         // The claim keeps this dispatch (job_, job_n_) alive until done_ counts it.
         try {
-            int64_t b, e;
-            chunk(job_n_, chunks, next, b, e);
-            if (b < e) (*job_)(b, e);
+            (*job_)(b, e);
         } catch (...) {
             std::lock_guard lock(error_mutex_);
             if (!error_) error_ = std::current_exception();
         }
-        done_.fetch_add(1, std::memory_order_acq_rel);
+        done_.fetch_add(e - b, std::memory_order_acq_rel);
     }
 }
 
@@ -67,22 +78,23 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         fn(0, n);
         return;
     }
-    const int64_t chunks = std::min<int64_t>(n, static_cast<int64_t>(size()) * 4);
+    if (static_cast<uint64_t>(n) >= kNextMask) throw std::length_error("ThreadPool::parallel_for: range too large");
     const uint64_t gen = ++last_generation_;
     job_ = &fn;
-    job_n_ = n;
+    job_n_.store(n, std::memory_order_relaxed);
+    job_min_.store(std::max<int64_t>(1, n / (static_cast<int64_t>(size()) * 16)), std::memory_order_relaxed);
     error_ = nullptr;
     done_.store(0, std::memory_order_relaxed);
     {
         // Under the mutex so that a worker about to sleep either sees the new
         // generation in its wait predicate or is already waiting when we notify.
         std::lock_guard lock(mutex_);
-        work_.store((gen & 0xffffffffu) << 32 | static_cast<uint64_t>(chunks) << 16, std::memory_order_release);
+        work_.store((gen & kGenMask) << kNextBits, std::memory_order_release);
         generation_.store(gen, std::memory_order_release);
     }
     if (sleeping_.load(std::memory_order_acquire) > 0) start_cv_.notify_all();
     work(gen);
-    for (uint32_t spins = 0; done_.load(std::memory_order_acquire) != chunks; ++spins) {
+    for (uint32_t spins = 0; done_.load(std::memory_order_acquire) != n; ++spins) {
         if (spins < 4000) GENIE_CPU_RELAX();
         else std::this_thread::yield();
     }
