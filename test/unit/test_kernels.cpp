@@ -216,7 +216,17 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
                     const auto q = activations(t, xf.data(), k);
                     std::memcpy(a.data() + r * arow, q.data(), arow);
                 }
-                for (int64_t nr : {int64_t{1}, na}) {
+                // 203 activation rows: the decoded path's column panels (3 x 68, last one short)
+                const std::vector<int64_t> nrs = k == 512 ? std::vector<int64_t>{1, na, 203} : std::vector<int64_t>{1, na};
+                if (k == 512) {
+                    a.resize(arow * 203);
+                    for (int64_t r = na; r < 203; ++r) {
+                        const auto xf = random_floats(k, static_cast<uint32_t>(r + 50), 2.0f);
+                        const auto q = activations(t, xf.data(), k);
+                        std::memcpy(a.data() + r * arow, q.data(), arow);
+                    }
+                }
+                for (int64_t nr : nrs) {
                     std::vector<float> y(static_cast<size_t>(nr * nw), -1.0f);
                     gemm(k, w.data(), wrow, nw, a.data(), arow, nr, y.data(), nw);
                     for (int64_t r = 0; r < nr; ++r)
