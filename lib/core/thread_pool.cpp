@@ -21,11 +21,12 @@ namespace {
 constexpr auto kSpinTime = std::chrono::microseconds(2000);
 
 /// Guided self-scheduling: a claim at `next` takes half of an even share of what is left
-/// (remaining / (2 x threads)), at least `min_size`. Early claims are large (few atomic
-/// operations), the last ones small, so the threads finish within one small chunk of
-/// each other: with equal chunks of n / (4 x threads) the tail was up to an eighth of a
-/// decode matmul on 2 threads, spent spinning by the thread that finished first.
-int64_t claim_size(int64_t n, int64_t next, int64_t threads, int64_t min_size) {
+/// (remaining / (2 x threads)), at least n / (16 x threads). Early claims are large (few
+/// atomic operations), the last ones small, so the threads finish within one small chunk
+/// of each other: with equal chunks of n / (4 x threads) the tail was up to an eighth of
+/// a decode matmul on 2 threads, spent spinning by the thread that finished first.
+int64_t claim_size(int64_t n, int64_t next, int64_t threads) {
+    const int64_t min_size = std::max<int64_t>(1, n / (16 * threads));
     return std::min(n - next, std::max(min_size, (n - next) / (2 * threads)));
 }
 }  // namespace
@@ -57,7 +58,7 @@ void ThreadPool::work(uint64_t gen) noexcept {
         if ((v & kNextMask) == kNextMask) return;
         const auto b = static_cast<int64_t>(v & kNextMask);
         const int64_t n = job_n_.load(std::memory_order_relaxed);
-        const int64_t e = b + claim_size(n, b, threads, job_min_.load(std::memory_order_relaxed));
+        const int64_t e = b + claim_size(n, b, threads);
         const uint64_t stored = e >= n ? kNextMask : static_cast<uint64_t>(e);
         if (!work_.compare_exchange_weak(v, (v & ~kNextMask) | stored, std::memory_order_acq_rel, std::memory_order_acquire))
             continue;
@@ -82,7 +83,6 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     const uint64_t gen = ++last_generation_;
     job_ = &fn;
     job_n_.store(n, std::memory_order_relaxed);
-    job_min_.store(std::max<int64_t>(1, n / (static_cast<int64_t>(size()) * 16)), std::memory_order_relaxed);
     error_ = nullptr;
     done_.store(0, std::memory_order_relaxed);
     {

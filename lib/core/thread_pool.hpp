@@ -45,10 +45,9 @@ private:
     std::mutex mutex_;
     std::condition_variable start_cv_;
     const std::function<void(int64_t, int64_t)>* job_ = nullptr;  // published by generation_
-    // Atomic (relaxed) because a worker may read them for an older generation's value of
-    // work_ while the caller writes them for the next dispatch (its claim then fails).
+    // Atomic (relaxed) because a worker may read it for an older generation's value of
+    // work_ while the caller writes it for the next dispatch (its claim then fails).
     std::atomic<int64_t> job_n_{0};
-    std::atomic<int64_t> job_min_{1};       // smallest chunk of the current dispatch
     static constexpr int kNextBits = 40;
     static constexpr uint64_t kNextMask = (uint64_t{1} << kNextBits) - 1, kGenMask = (uint64_t{1} << (64 - kNextBits)) - 1;
     std::atomic<uint64_t> generation_{0};
