@@ -216,7 +216,7 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
                     const auto q = activations(t, xf.data(), k);
                     std::memcpy(a.data() + r * arow, q.data(), arow);
                 }
-                // 203 activation rows: the decoded path's column panels (3 x 68, last one short)
+                // 203 activation rows: the decoded path's column panels (104 + 99, last one short)
                 const std::vector<int64_t> nrs = k == 512 ? std::vector<int64_t>{1, na, 203} : std::vector<int64_t>{1, na};
                 if (k == 512) {
                     a.resize(arow * 203);
@@ -239,6 +239,56 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
                             CHECK(std::fabs(y[r * nw + j] - want) <= tol);
                         }
                 }
+            }
+        }
+    }
+}
+
+TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales and activations", "[kernels]") {
+    // Largest quants (Q4_K 15, Q5_K 31, Q6_K 63), extreme scales (Q4_K/Q5_K 63 and mins 63,
+    // Q6_K -128 and 127) against activations at -128 (and +-127/-128 alternating): the
+    // 4-product sums the VNNI kernels pack into 16-bit words reach 4 * 63 * 128 = 32256
+    // and must neither saturate nor wrap. Single-row path, plain tiles and decoded 4x4 tiles.
+    const int64_t k = 512, nw = 8;
+    for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+            const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
+            if (!gemm) continue;
+            CAPTURE(ks->isa, dtype_name(t));
+            const size_t wrow = quant::row_bytes(t, k);
+            std::vector<uint8_t> w(wrow * nw, 0xFF);
+            for (int64_t b = 0; b < nw * k / 256; ++b) {
+                uint8_t* blk = w.data() + b * (wrow / (k / 256));
+                const uint16_t d = fp32_to_fp16(b % 2 ? 0.25f : -0.5f);
+                if (t == DType::Q6_K) {
+                    auto* q6 = reinterpret_cast<quant::BlockQ6_K*>(blk);
+                    for (int g = 0; g < 16; ++g) q6->scales[g] = static_cast<int8_t>((g + b) % 3 == 0 ? 127 : -128);
+                    q6->d = d;
+                } else {
+                    const uint16_t dmin = fp32_to_fp16(0.125f);
+                    std::memcpy(blk, &d, 2);  // every 6-bit scale and min stays at its largest (63)
+                    std::memcpy(blk + 2, &dmin, 2);
+                }
+            }
+            const size_t arow = quant::row_bytes(DType::Q8_K, k);
+            const int64_t na = 8;
+            std::vector<uint8_t> a(arow * na);
+            for (int64_t r = 0; r < na; ++r) {
+                std::vector<float> x(static_cast<size_t>(k), -1.0f);  // quantizes to -128
+                if (r % 2) for (int64_t i = 0; i < k; i += 2) x[static_cast<size_t>(i)] = 1.0f;  // +127 between -128
+                quant::quantize_row(DType::Q8_K, x.data(), a.data() + r * arow, k);
+            }
+            for (int64_t nr : {int64_t{1}, int64_t{3}, na}) {
+                std::vector<float> y(static_cast<size_t>(nr * nw), 0.0f);
+                gemm(k, w.data(), wrow, nw, a.data(), arow, nr, y.data(), nw);
+                for (int64_t r = 0; r < nr; ++r)
+                    for (int64_t j = 0; j < nw; ++j) {
+                        const void* wj = w.data() + j * wrow;
+                        const void* ar = a.data() + r * arow;
+                        const float want = quant::vec_dot(t, k, wj, ar);
+                        CAPTURE(nr, r, j, want);
+                        CHECK(std::fabs(y[r * nw + j] - want) <= 2e-6 * abs_dot(t, wj, ar, k));
+                    }
             }
         }
     }
