@@ -85,6 +85,21 @@ double abs_dot(DType weight, const void* w, const void* a, int64_t k) {
     return s;
 }
 
+/// A kernel's nr x nw output y (activation row r, weight row j at y[r * nw + j]) against the
+/// reference dots, within float-order tolerance.
+void check_against_reference(DType t, int64_t k, const uint8_t* w, size_t wrow, int64_t nw, const uint8_t* a, size_t arow,
+                             int64_t nr, const float* y) {
+    for (int64_t r = 0; r < nr; ++r)
+        for (int64_t j = 0; j < nw; ++j) {
+            const void* wj = w + j * wrow;
+            const void* ar = a + r * arow;
+            const float want = quant::vec_dot(t, k, wj, ar);
+            const double tol = 2e-6 * abs_dot(t, wj, ar, k) + 1e-30;
+            CAPTURE(k, nr, r, j, want);
+            CHECK(std::fabs(y[r * nw + j] - want) <= tol);
+        }
+}
+
 struct Ggml {
     void* handle = nullptr;
     std::string why;
@@ -229,15 +244,7 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
                 for (int64_t nr : nrs) {
                     std::vector<float> y(static_cast<size_t>(nr * nw), -1.0f);
                     gemm(k, w.data(), wrow, nw, a.data(), arow, nr, y.data(), nw);
-                    for (int64_t r = 0; r < nr; ++r)
-                        for (int64_t j = 0; j < nw; ++j) {
-                            const void* wj = w.data() + j * wrow;
-                            const void* ar = a.data() + r * arow;
-                            const float want = quant::vec_dot(t, k, wj, ar);
-                            const double tol = 2e-6 * abs_dot(t, wj, ar, k) + 1e-30;
-                            CAPTURE(k, nr, r, j);
-                            CHECK(std::fabs(y[r * nw + j] - want) <= tol);
-                        }
+                    check_against_reference(t, k, w.data(), wrow, nw, a.data(), arow, nr, y.data());
                 }
             }
         }
@@ -281,14 +288,7 @@ TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales 
             for (int64_t nr : {int64_t{1}, int64_t{3}, na}) {
                 std::vector<float> y(static_cast<size_t>(nr * nw), 0.0f);
                 gemm(k, w.data(), wrow, nw, a.data(), arow, nr, y.data(), nw);
-                for (int64_t r = 0; r < nr; ++r)
-                    for (int64_t j = 0; j < nw; ++j) {
-                        const void* wj = w.data() + j * wrow;
-                        const void* ar = a.data() + r * arow;
-                        const float want = quant::vec_dot(t, k, wj, ar);
-                        CAPTURE(nr, r, j, want);
-                        CHECK(std::fabs(y[r * nw + j] - want) <= 2e-6 * abs_dot(t, wj, ar, k));
-                    }
+                check_against_reference(t, k, w.data(), wrow, nw, a.data(), arow, nr, y.data());
             }
         }
     }
