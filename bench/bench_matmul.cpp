@@ -3,6 +3,8 @@
 // product (one activation row) and a prefill tile (64 rows), single-threaded.
 // Counters: weight GB/s (bytes of weights streamed per second) and GFLOP/s (2 k n_out n).
 // Plus the activation quantizers. Run: build/bin/genie_bench_matmul [--benchmark_filter=Q4_K]
+// NOUT=512 (environment) sets the number of weight rows (default 4096 for decode, 512 for
+// prefill): with 512 a decode problem fits in L2, which times the arithmetic alone.
 #include "backend/cpu/kernels/kernels.hpp"
 #include "quant/quant.hpp"
 #include "quant/vec_dot.hpp"
