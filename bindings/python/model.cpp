@@ -41,6 +41,7 @@ py::dict info_dict(const Model& model) {
     d["parameter_count"] = i.parameter_count;
     d["file_size"] = i.file_size;
     d["weight_bytes"] = i.weight_bytes;
+    d["decode_bytes"] = i.decode_bytes;
     d["n_vocab"] = i.n_vocab;
     d["n_ctx_train"] = i.n_ctx_train;
     d["n_embd"] = i.n_embd;
@@ -89,7 +90,7 @@ void register_model(py::module_& m) {
              "Loads and validates a GGUF file. backend: 'auto', 'cpu' or 'cuda'. Raises genie.NotFoundError, "
              "genie.FormatError, genie.UnsupportedError.")
         .def_property_readonly("info", &info_dict,
-                               "dict: architecture, name, parameter_count, file_size, weight_bytes, n_vocab, "
+                               "dict: architecture, name, parameter_count, file_size, weight_bytes, decode_bytes, n_vocab, "
                                "n_ctx_train, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, bos, eos, "
                                "load_time_ms")
         .def_property_readonly("n_vocab", [](const Model& model) { return model.info().n_vocab; })

@@ -271,6 +271,7 @@ int cmd_bench(Args args) {
                       {"type", model_label},
                       {"architecture", info.architecture},
                       {"size_bytes", info.weight_bytes},
+                      {"decode_bytes", info.decode_bytes},
                       {"file_bytes", info.file_size},
                       {"params", info.parameter_count}};
         j["backend"] = backend;

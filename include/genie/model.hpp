@@ -50,6 +50,11 @@ struct ModelInfo {
     uint64_t parameter_count = 0;
     uint64_t file_size = 0;     ///< bytes
     uint64_t weight_bytes = 0;  ///< bytes of tensor data
+    /// Bytes of tensor data one decoded token reads: all of it except the rows of an
+    /// untied token-embedding table that the token does not look up (tied, the output
+    /// projection reads the whole table). Decode's roofline is memory bandwidth /
+    /// decode_bytes tokens per second (docs/performance.md).
+    uint64_t decode_bytes = 0;
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;    ///< context length the model was trained with
     int32_t n_embd = 0;

@@ -58,6 +58,9 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
         info.parameter_count += static_cast<uint64_t>(t.element_count());
         info.weight_bytes += t.size_bytes;
     }
+    info.decode_bytes = info.weight_bytes;
+    if (const auto& w = impl->weights; w.output.data != w.token_embd.data)  // untied: one row of the table is read
+        info.decode_bytes -= static_cast<uint64_t>(w.token_embd.row_bytes) * static_cast<uint64_t>(w.token_embd.n_out - 1);
     info.n_vocab = hp.n_vocab;
     info.n_ctx_train = hp.n_ctx_train;
     info.n_embd = hp.n_embd;

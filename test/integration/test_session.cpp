@@ -263,6 +263,25 @@ TEST_CASE("model: info of stories260K", "[model]") {
     CHECK(s->generate("Once", greedy, go).completion_tokens == 2);
 }
 
+TEST_CASE("model: decode_bytes counts one row of an untied embedding table, all of a tied one", "[model]") {
+    for (const auto& path : {stories(), test::fixture_dir() / "qwen3-tiny-q4_k_m.gguf", test::fixture_dir() / "llama-tiny-q4_k_m.gguf"}) {
+        INFO(path);
+        if (!std::filesystem::exists(path)) FAIL("fixture missing: " << path);
+        const gguf::Reader reader = gguf::Reader::open(path);
+        uint64_t all = 0, embd = 0;
+        bool tied = true;
+        for (const auto& t : reader.tensors()) {
+            all += t.size_bytes;
+            if (t.name == "token_embd.weight") embd = t.size_bytes;
+            if (t.name == "output.weight") tied = false;
+        }
+        const ModelInfo info = Model::load(path).info();
+        CHECK(info.weight_bytes == all);
+        const uint64_t n_vocab = static_cast<uint64_t>(info.n_vocab);
+        CHECK(info.decode_bytes == (tied ? all : all - embd / n_vocab * (n_vocab - 1)));
+    }
+}
+
 TEST_CASE("session: chat renders the model's template, reuses the prefix and splits reasoning", "[session][chat]") {
     const auto path = test::fixture_dir() / "qwen3-tiny-q4_k_m.gguf";
     if (!std::filesystem::exists(path)) FAIL("fixture missing: " << path);

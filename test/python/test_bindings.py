@@ -32,6 +32,7 @@ def test_model_info_and_tokenizer(model):
     assert info["architecture"] == "llama"
     assert info["n_vocab"] == 512 == model.n_vocab
     assert info["bos"] == 1
+    assert 0 < info["decode_bytes"] <= info["weight_bytes"]
     tokens = model.tokenize(PROMPT, add_special=True)
     assert tokens[0] == info["bos"]
     assert model.detokenize(tokens, remove_special=True).endswith(PROMPT)  # SPM space prefix

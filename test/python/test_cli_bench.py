@@ -41,6 +41,7 @@ def test_bench_json(genie_cli, testdata):
     j = json.loads(r.stdout)
     assert j["model"]["params"] == 292800 and j["model"]["architecture"] == "llama"
     assert j["model"]["size_bytes"] > 0 and j["load_ms"] > 0 and j["peak_rss_bytes"] > 1 << 20
+    assert 0 < j["model"]["decode_bytes"] <= j["model"]["size_bytes"]
     assert j["repetitions"] == 2 and j["isa"]
     assert [t["test"] for t in j["tests"]] == ["pp8", "tg4"]
     for t in j["tests"]:
