@@ -5,6 +5,9 @@
 //        in forward passes of at most --batch tokens; t/s = N / time.
 //   tgN  from an empty cache, generate N tokens one at a time (BOS first, then random
 //        ids: the sampled token does not matter for speed); t/s = N / time.
+//   "@ dD" (-d D): the same with D tokens already in the cache (a conversation's history:
+//        attention reads them on every token); the depth is evaluated once, untimed, and
+//        each run starts from it (the cache's common prefix is kept).
 // Each test runs once unwarmed (a warm-up, as llama-bench does, unless --no-warmup) and
 // then -r times; the table shows the mean and the sample standard deviation of the
 // per-repetition rates. TTFT: a prompt of --ttft-prompt tokens through Session::generate
@@ -48,6 +51,7 @@ void usage(std::FILE* out) {
                "  -m, --model PATH       GGUF model\n"
                "  -p, --n-prompt N[,N]   prefill tests ppN (default 512; 0 = none)\n"
                "  -n, --n-gen N[,N]      decode tests tgN (default 128; 0 = none)\n"
+               "  -d, --n-depth D[,D]    run the pp/tg tests with D tokens already in the cache (default 0)\n"
                "  -r, --repetitions R    timed runs per test (default 5)\n"
                "  -t, --threads T[,T]    CPU threads (default: all hardware threads)\n"
                "  -b, --batch-size B     tokens per forward pass in prefill (default 512)\n"
@@ -123,7 +127,7 @@ uint64_t peak_rss_bytes() {
 
 struct TestResult {
     std::string name;
-    int32_t n_prompt = 0, n_gen = 0, threads = 0;
+    int32_t n_prompt = 0, n_gen = 0, n_depth = 0, threads = 0;
     std::vector<double> seconds;
     std::vector<double> rates() const {
         std::vector<double> r;
@@ -141,18 +145,37 @@ std::vector<TokenId> random_tokens(const Model& model, int32_t n, std::mt19937& 
     return t;
 }
 
-double time_prompt(Session& s, std::span<const TokenId> tokens) {
-    s.reset();
+/// The session's cache holding exactly `depth` (the history) before a timed run: what
+/// follows it is dropped, the history itself evaluated only when the cache lacks it.
+void to_depth(Session& s, const std::vector<TokenId>& depth) {
+    if (depth.empty()) {
+        s.reset();
+        return;
+    }
+    s.evaluate(depth);
+}
+
+/// depth + tokens: the cached depth, then `tokens` in one evaluate (forward passes of at
+/// most the batch size).
+double time_prompt(Session& s, const std::vector<TokenId>& depth, std::span<const TokenId> tokens) {
+    to_depth(s, depth);
+    std::vector<TokenId> all(depth);
+    all.insert(all.end(), tokens.begin(), tokens.end());
     const auto t0 = Clock::now();
-    s.evaluate(tokens);
+    s.evaluate(all);
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double time_gen(Session& s, std::span<const TokenId> tokens) {
-    s.reset();
+double time_gen(Session& s, const std::vector<TokenId>& depth, std::span<const TokenId> tokens) {
+    to_depth(s, depth);
+    std::vector<TokenId> all(depth);
+    all.reserve(depth.size() + tokens.size());
     const auto t0 = Clock::now();
     // Each call evaluates exactly one new token (the rest is the cached prefix).
-    for (size_t i = 1; i <= tokens.size(); ++i) s.evaluate(tokens.first(i));
+    for (const TokenId t : tokens) {
+        all.push_back(t);
+        s.evaluate(all);
+    }
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -160,7 +183,7 @@ double time_gen(Session& s, std::span<const TokenId> tokens) {
 
 int cmd_bench(Args args) {
     std::string model_path;
-    std::vector<int32_t> prompts{512}, gens{128}, threads_list{0};
+    std::vector<int32_t> prompts{512}, gens{128}, depths{0}, threads_list{0};
     int32_t reps = 5, batch = 512, ttft_prompt = 100;
     bool warmup = true, json_out = false;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -175,6 +198,7 @@ int cmd_bench(Args args) {
         } else if (a == "-m" || a == "--model") model_path = value();
         else if (a == "-p" || a == "--n-prompt") prompts = parse_list(a, value());
         else if (a == "-n" || a == "--n-gen") gens = parse_list(a, value());
+        else if (a == "-d" || a == "--n-depth") depths = parse_list(a, value());
         else if (a == "-t" || a == "--threads") threads_list = parse_list(a, value());
         else if (a == "-r" || a == "--repetitions") reps = static_cast<int32_t>(parse_int(a, value()));
         else if (a == "-b" || a == "--batch-size") batch = static_cast<int32_t>(parse_int(a, value()));
@@ -217,9 +241,10 @@ int cmd_bench(Args args) {
     const std::string isa = genie::cpu::isa_description();
     const std::string backend = fmt::format("CPU ({})", isa);
 
+    const int32_t max_depth = *std::max_element(depths.begin(), depths.end());
     int32_t need = ttft_prompt + 1;
-    for (int32_t p : prompts) need = std::max(need, p);
-    for (int32_t n : gens) need = std::max(need, n);
+    for (int32_t p : prompts) need = std::max(need, max_depth + p);
+    for (int32_t n : gens) need = std::max(need, max_depth + n);
     const int32_t ctx = std::max(need, 16);
 
     std::mt19937 rng(1234);
@@ -235,17 +260,28 @@ int cmd_bench(Args args) {
         so.context_length = ctx;
         so.batch_size = batch;
         Session session(model, so);
-        for (int32_t p : prompts) {
-            TestResult t{fmt::format("pp{}", p), p, 0, threads, {}};
-            if (warmup) time_prompt(session, random_tokens(model, p, rng));
-            for (int32_t r = 0; r < reps; ++r) t.seconds.push_back(time_prompt(session, random_tokens(model, p, rng)));
-            results.push_back(std::move(t));
-        }
-        for (int32_t n : gens) {
-            TestResult t{fmt::format("tg{}", n), 0, n, threads, {}};
-            if (warmup) time_gen(session, random_tokens(model, 1, rng));
-            for (int32_t r = 0; r < reps; ++r) t.seconds.push_back(time_gen(session, random_tokens(model, n, rng)));
-            results.push_back(std::move(t));
+        for (int32_t d : depths) {
+            // The history: BOS and random ids, as the tests' own tokens; a test's tokens
+            // then continue it (no second BOS).
+            const std::vector<TokenId> depth = random_tokens(model, d, rng);
+            auto tokens = [&](int32_t n) {
+                auto t = random_tokens(model, n, rng);
+                if (d > 0 && n > 0) t[0] = std::uniform_int_distribution<int32_t>(0, info.n_vocab - 1)(rng);
+                return t;
+            };
+            const std::string at = d > 0 ? fmt::format(" @ d{}", d) : "";
+            for (int32_t p : prompts) {
+                TestResult t{fmt::format("pp{}{}", p, at), p, 0, d, threads, {}};
+                if (warmup) time_prompt(session, depth, tokens(p));
+                for (int32_t r = 0; r < reps; ++r) t.seconds.push_back(time_prompt(session, depth, tokens(p)));
+                results.push_back(std::move(t));
+            }
+            for (int32_t n : gens) {
+                TestResult t{fmt::format("tg{}{}", n, at), 0, n, d, threads, {}};
+                if (warmup) time_gen(session, depth, tokens(1));
+                for (int32_t r = 0; r < reps; ++r) t.seconds.push_back(time_gen(session, depth, tokens(n)));
+                results.push_back(std::move(t));
+            }
         }
         if (ttft_prompt > 0) {
             Ttft tt{threads, {}};
@@ -288,6 +324,7 @@ int cmd_bench(Args args) {
             tests.push_back({{"test", t.name},
                              {"n_prompt", t.n_prompt},
                              {"n_gen", t.n_gen},
+                             {"n_depth", t.n_depth},
                              {"threads", t.threads},
                              {"samples_ns", ns},
                              {"samples_ts", t.rates()},

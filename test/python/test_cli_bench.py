@@ -55,6 +55,22 @@ def test_bench_json(genie_cli, testdata):
     assert ttft["prompt_tokens"] == 100 and len(ttft["samples_ms"]) == 2 and ttft["avg_ms"] > 0
 
 
+def test_bench_depth(genie_cli, testdata):
+    """-d D: the tests run with D tokens already in the cache, named as llama-bench names them."""
+    model = testdata / "models" / "stories260K.gguf"
+    r = run(genie_cli, "bench", "-m", model, "-p", 8, "-n", 4, "-d", "0,40", "-r", 2, "-t", 1, "--ttft-prompt", 0, "--json")
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert [(t["test"], t["n_depth"]) for t in j["tests"]] == [("pp8", 0), ("tg4", 0), ("pp8 @ d40", 40), ("tg4 @ d40", 40)]
+    for t in j["tests"]:
+        assert len(t["samples_ts"]) == 2 and all(x > 0 for x in t["samples_ts"])
+    r = run(genie_cli, "bench", "-m", model, "-p", 0, "-n", 4, "-d", 60, "-r", 1, "-t", 1, "--ttft-prompt", 0)
+    assert r.returncode == 0, r.stderr
+    assert "| tg4 @ d60 |" in r.stdout.replace("  ", " ")
+    r = run(genie_cli, "bench", "-m", model, "-n", 4, "-d", "-5")
+    assert r.returncode == 1 and "-d expects" in r.stderr and r.stdout == ""
+
+
 def test_bench_errors(genie_cli, testdata, tmp_path):
     r = run(genie_cli, "bench")
     assert r.returncode == 2 and "usage" in r.stderr
