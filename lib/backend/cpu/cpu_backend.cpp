@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace genie::backend {
@@ -32,6 +33,13 @@ size_t KvLayout::bytes() const noexcept {
 
 namespace {
 
+/// The KV cache. Q8_0: per layer [n_ctx, row_bytes()] cell rows (attention_q8.cpp).
+/// F16 / F32: per layer and KV head, K as [n_ctx, head_dim] (a head's keys contiguous)
+/// and V transposed, [head_dim, n_ctx] (each value dimension's cells contiguous), as
+/// llama.cpp keeps V without flash attention. Decode attention then streams each head's
+/// K and V sequentially, and V·p is a dot product over cells like K·q; with cell rows
+/// holding every head, a head read 256 of every 2048 bytes, which ran at a third of
+/// the speed (docs/performance.md). KV persistence still sees cell rows (read_cells).
 class CpuKvCache final : public KvCache {
 public:
     explicit CpuKvCache(const KvLayout& layout) : KvCache(layout) {
@@ -52,46 +60,99 @@ public:
             throw Error(ErrorCode::OutOfMemory, fmt::format("cannot allocate a KV cache of {} bytes", layout.bytes()));
         }
     }
+    /// Elements of one cell (every KV head).
     size_t row() const { return static_cast<size_t>(layout_.n_head_kv) * layout_.head_dim; }
-    size_t offset(int32_t layer, int32_t cell) const {
-        return (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(cell)) * row();
+    /// First element of KV head `head` of `layer` (F16 / F32): its keys, [n_ctx, head_dim],
+    /// and its transposed values, [head_dim, n_ctx], each start here in k16/k32, v16/v32.
+    size_t head_base(int32_t layer, int32_t head) const {
+        return (static_cast<size_t>(layer) * layout_.n_head_kv + static_cast<size_t>(head)) * layout_.n_ctx * layout_.head_dim;
     }
-    // K and V per layer: [n_ctx, n_head_kv * head_dim]
     std::vector<uint16_t> k16, v16;
     std::vector<float> k32, v32;
     std::vector<uint8_t> k8, v8;  // Q8_0: [n_ctx, row_bytes()] per layer
     uint8_t* q8_k(int32_t layer) { return k8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
     uint8_t* q8_v(int32_t layer) { return v8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
 
-    // KV persistence: raw cell bytes in the cache's element format.
+    /// Cells [first, first + n) of `layer` from cell rows (n x row() elements each of K
+    /// and V, cell-major) into the cache's layout.
+    template <class T>
+    void scatter(int32_t layer, int32_t first, int32_t n, const T* k_rows, const T* v_rows) {
+        std::vector<T>& K = keys<T>();
+        std::vector<T>& V = values<T>();
+        const int32_t hd = layout_.head_dim;
+        const size_t rw = row(), n_ctx = static_cast<size_t>(layout_.n_ctx);
+        for (int32_t h = 0; h < layout_.n_head_kv; ++h) {
+            const size_t base = head_base(layer, h), col = static_cast<size_t>(h) * hd;
+            for (int32_t c = 0; c < n; ++c)
+                std::memcpy(&K[base + static_cast<size_t>(first + c) * hd], k_rows + c * rw + col, hd * sizeof(T));
+            for (int32_t d = 0; d < hd; ++d) {
+                T* vt = &V[base + d * n_ctx + static_cast<size_t>(first)];
+                for (int32_t c = 0; c < n; ++c) vt[c] = v_rows[c * rw + col + static_cast<size_t>(d)];
+            }
+        }
+    }
+
+    // KV persistence: raw cell bytes in the cache's element format, cell-major.
     void read_cells(int32_t layer, int32_t first, int32_t n, void* k_dst, void* v_dst) const override {
         auto* self = const_cast<CpuKvCache*>(this);
-        const size_t at = self->cell_byte(layer, first, n), len = static_cast<size_t>(n) * layout_.row_bytes();
-        std::memcpy(k_dst, self->bytes_k() + at, len);
-        std::memcpy(v_dst, self->bytes_v() + at, len);
+        check_cells(layer, first, n);
+        if (layout_.type == KvType::Q8_0) {
+            const size_t at = (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(first)) * layout_.row_bytes();
+            const size_t len = static_cast<size_t>(n) * layout_.row_bytes();
+            std::memcpy(k_dst, self->k8.data() + at, len);
+            std::memcpy(v_dst, self->v8.data() + at, len);
+        } else if (layout_.type == KvType::F16) {
+            self->gather(layer, first, n, static_cast<uint16_t*>(k_dst), static_cast<uint16_t*>(v_dst));
+        } else {
+            self->gather(layer, first, n, static_cast<float*>(k_dst), static_cast<float*>(v_dst));
+        }
     }
     void write_cells(int32_t layer, int32_t first, int32_t n, const void* k_src, const void* v_src) override {
-        const size_t at = cell_byte(layer, first, n), len = static_cast<size_t>(n) * layout_.row_bytes();
-        std::memcpy(bytes_k() + at, k_src, len);
-        std::memcpy(bytes_v() + at, v_src, len);
+        check_cells(layer, first, n);
+        if (layout_.type == KvType::Q8_0) {
+            const size_t at = (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(first)) * layout_.row_bytes();
+            const size_t len = static_cast<size_t>(n) * layout_.row_bytes();
+            std::memcpy(k8.data() + at, k_src, len);
+            std::memcpy(v8.data() + at, v_src, len);
+        } else if (layout_.type == KvType::F16) {
+            scatter(layer, first, n, static_cast<const uint16_t*>(k_src), static_cast<const uint16_t*>(v_src));
+        } else {
+            scatter(layer, first, n, static_cast<const float*>(k_src), static_cast<const float*>(v_src));
+        }
     }
 
 private:
-    size_t cell_byte(int32_t layer, int32_t cell, int32_t n) const {
+    void check_cells(int32_t layer, int32_t cell, int32_t n) const {
         if (layer < 0 || layer >= layout_.n_layer || cell < 0 || n < 0 || cell > layout_.n_ctx - n)
             throw Error(ErrorCode::InvalidArgument,
                         fmt::format("KV cells [{}, {}) of layer {} are out of range", cell, cell + n, layer));
-        return (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(cell)) * layout_.row_bytes();
     }
-    uint8_t* bytes_k() {
-        return layout_.type == KvType::Q8_0  ? k8.data()
-               : layout_.type == KvType::F16 ? reinterpret_cast<uint8_t*>(k16.data())
-                                             : reinterpret_cast<uint8_t*>(k32.data());
+    template <class T>
+    std::vector<T>& keys() {
+        if constexpr (std::is_same_v<T, uint16_t>) return k16;
+        else return k32;
     }
-    uint8_t* bytes_v() {
-        return layout_.type == KvType::Q8_0  ? v8.data()
-               : layout_.type == KvType::F16 ? reinterpret_cast<uint8_t*>(v16.data())
-                                             : reinterpret_cast<uint8_t*>(v32.data());
+    template <class T>
+    std::vector<T>& values() {
+        if constexpr (std::is_same_v<T, uint16_t>) return v16;
+        else return v32;
+    }
+    /// The inverse of scatter.
+    template <class T>
+    void gather(int32_t layer, int32_t first, int32_t n, T* k_rows, T* v_rows) {
+        const std::vector<T>& K = keys<T>();
+        const std::vector<T>& V = values<T>();
+        const int32_t hd = layout_.head_dim;
+        const size_t rw = row(), n_ctx = static_cast<size_t>(layout_.n_ctx);
+        for (int32_t h = 0; h < layout_.n_head_kv; ++h) {
+            const size_t base = head_base(layer, h), col = static_cast<size_t>(h) * hd;
+            for (int32_t c = 0; c < n; ++c)
+                std::memcpy(k_rows + c * rw + col, &K[base + static_cast<size_t>(first + c) * hd], hd * sizeof(T));
+            for (int32_t d = 0; d < hd; ++d) {
+                const T* vt = &V[base + d * n_ctx + static_cast<size_t>(first)];
+                for (int32_t c = 0; c < n; ++c) v_rows[c * rw + col + static_cast<size_t>(d)] = vt[c];
+            }
+        }
     }
 };
 
@@ -210,25 +271,27 @@ public:
             return;
         }
         const size_t row = c.row();
+        const auto n = static_cast<int32_t>(k.rows);
+        if (c.layout().type != KvType::F16) {  // F32 rows as they are
+            c.scatter(layer, first_pos, n, k.data, v.data);
+            return;
+        }
         // F32 -> F16 round to nearest even: the kernel set's converter (F16C) or fp32_to_fp16.
         const genie::cpu::QuantizeFn to_f16 = genie::cpu::kernel_set().quantize[static_cast<int>(DType::F16)];
-        for (int64_t r = 0; r < k.rows; ++r) {
-            const size_t at = c.offset(layer, first_pos + static_cast<int32_t>(r));
-            if (c.layout().type == KvType::F16) {
-                if (to_f16) {
-                    to_f16(k.row(r), &c.k16[at], static_cast<int64_t>(row));
-                    to_f16(v.row(r), &c.v16[at], static_cast<int64_t>(row));
-                    continue;
-                }
-                for (size_t i = 0; i < row; ++i) {
-                    c.k16[at + i] = fp32_to_fp16(k.row(r)[i]);
-                    c.v16[at + i] = fp32_to_fp16(v.row(r)[i]);
-                }
-            } else {
-                std::memcpy(&c.k32[at], k.row(r), row * sizeof(float));
-                std::memcpy(&c.v32[at], v.row(r), row * sizeof(float));
+        const size_t count = static_cast<size_t>(n) * row;
+        if (kv_rows16_.size() < 2 * count) kv_rows16_.resize(2 * count);  // kept: no allocation per token
+        uint16_t* k16 = kv_rows16_.data();
+        uint16_t* v16 = k16 + count;
+        if (to_f16) {
+            to_f16(k.data, k16, static_cast<int64_t>(count));
+            to_f16(v.data, v16, static_cast<int64_t>(count));
+        } else {
+            for (size_t i = 0; i < count; ++i) {
+                k16[i] = fp32_to_fp16(k.data[i]);
+                v16[i] = fp32_to_fp16(v.data[i]);
             }
         }
+        c.scatter(layer, first_pos, n, k16, v16);
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
@@ -245,27 +308,25 @@ public:
             attention_reference(q, c, layer, first_pos, n_head, scale, out);
             return;
         }
-        // As ggml with an F16 cache: q converted to F16, K·q accumulated in float
-        // (vec_dot_f16), softmax with exp in float (ggml's vectorised expf) and the sum in
-        // double, probabilities converted to F16, V·p accumulated in float.
+        // As ggml with an F16 cache and flash attention off: q converted to F16, K·q
+        // accumulated in float, softmax with exp in float (ggml's vectorised expf) and the
+        // sum in double, probabilities converted to F16, then V·p as ggml's mul_mat of the
+        // transposed V and the F16 probabilities: a dot product over the cells.
         //
         // Work item: a block of consecutive query rows x one KV head, covering the query
         // heads that share it (GQA), so that each K and V row loaded serves every query of
         // the block: S = Q K^T for the block by the F16 gemm kernel (over the causal range
         // of the block's last row; cells past a row's own position get probability 0),
-        // softmax per query, then O = P V in register tiles (simd_math pv_f16). A block is
-        // sized so that its scores stay in L2 for long contexts. Items are handed out
-        // longest first (the causal range grows with the row) so the threads end together.
+        // softmax per query, then O = P V by the same kernel over the head's transposed V.
+        // Both stream the head's K and V sequentially (CpuKvCache). A block is sized so that
+        // its scores stay in L2 for long contexts. Items are handed out longest first (the
+        // causal range grows with the row) so the threads end together.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
-        const size_t row = c.row();
+        const size_t n_ctx = static_cast<size_t>(c.layout().n_ctx);
         const genie::cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::F16)];
         const genie::cpu::QuantizeFn to_f16 = ks.quantize[static_cast<int>(DType::F16)];
-        const genie::cpu::AxpyF16Fn axpy = ks.axpy_f16;
         const genie::cpu::MathFns& math = genie::cpu::math_fns();
-        const bool tiled_pv = math.pv_f16 && hd % 8 == 0;
-        const uint16_t* K = c.k16.data() + c.offset(layer, 0);
-        const uint16_t* V = c.v16.data() + c.offset(layer, 0);
         const int64_t n = q.rows;
         const int64_t n_kv_all = first_pos + n;
         // Rows per block: about 32 queries, fewer when the scores of a block ([queries,
@@ -275,56 +336,47 @@ public:
         const int64_t blocks = (n + rows_per_block - 1) / rows_per_block;
         pool_.parallel_for(blocks * n_head_kv, [&](int64_t begin, int64_t end) {
             thread_local std::vector<uint16_t> q16, p16;
-            thread_local std::vector<float> scores;
-            thread_local std::vector<const float*> prow;
-            thread_local std::vector<float*> orow;
+            thread_local std::vector<float> scores, o;
             for (int64_t item = begin; item < end; ++item) {
                 const int64_t block = blocks - 1 - item / n_head_kv;  // longest first
                 const int32_t hk = static_cast<int32_t>(item % n_head_kv), h0 = hk * group;
                 const int64_t r0 = block * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
                 const int64_t nq = (r1 - r0) * group;
                 const int64_t n_kv_max = first_pos + r1;  // causal range of the block's last row
+                const uint16_t* K = c.k16.data() + c.head_base(layer, hk);   // [n_ctx, hd]
+                const uint16_t* Vt = c.v16.data() + c.head_base(layer, hk);  // [hd, n_ctx]
                 q16.resize(static_cast<size_t>(nq) * hd);
                 for (int64_t r = r0; r < r1; ++r)
                     to_f16(q.row(r) + static_cast<int64_t>(h0) * hd, q16.data() + static_cast<size_t>((r - r0) * group) * hd,
                            static_cast<int64_t>(group) * hd);
                 scores.resize(static_cast<size_t>(nq * n_kv_max));
-                p16.resize(static_cast<size_t>(n_kv_max));
+                p16.resize(static_cast<size_t>(nq * n_kv_max));
                 // scores[i][t] = K[t] · q[i]
-                dot(hd, K + static_cast<size_t>(hk) * hd, row * sizeof(uint16_t), n_kv_max, q16.data(),
-                    hd * sizeof(uint16_t), nq, scores.data(), static_cast<size_t>(n_kv_max));
-                prow.resize(static_cast<size_t>(nq));
-                orow.resize(static_cast<size_t>(nq));
+                dot(hd, K, hd * sizeof(uint16_t), n_kv_max, q16.data(), hd * sizeof(uint16_t), nq, scores.data(),
+                    static_cast<size_t>(n_kv_max));
                 for (int64_t i = 0; i < nq; ++i) {
-                    const int64_t r = r0 + i / group;
-                    const int32_t g = static_cast<int32_t>(i % group);
-                    const int64_t n_kv = first_pos + r + 1;  // causal: cells [0, pos]
+                    const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
                     float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);
                     float max = -INFINITY;
                     for (int64_t t = 0; t < n_kv; ++t) max = std::max(max, sg[t] *= scale);
                     const double sum = math.softmax_exp(n_kv, sg, sg, max);
                     const float inv = static_cast<float>(1.0 / sum);
                     for (int64_t t = 0; t < n_kv; ++t) sg[t] *= inv;
-                    // V·p with an F16 V converts p to F16 (ggml), so round p through F16.
-                    to_f16(sg, p16.data(), n_kv);
-                    for (int64_t t = 0; t < n_kv; ++t) sg[t] = fp16_to_fp32(p16[static_cast<size_t>(t)]);
-                    std::fill(sg + n_kv, sg + n_kv_max, 0.0f);
-                    prow[static_cast<size_t>(i)] = sg;
-                    orow[static_cast<size_t>(i)] = out.row(r) + static_cast<int64_t>(h0 + g) * hd;
+                    uint16_t* pg = p16.data() + static_cast<size_t>(i * n_kv_max);
+                    to_f16(sg, pg, n_kv);
+                    std::fill(pg + n_kv, pg + n_kv_max, uint16_t{0});
                 }
-                if (tiled_pv) {
-                    math.pv_f16(static_cast<int32_t>(nq), n_kv_max, prow.data(), V + static_cast<size_t>(hk) * hd, row, hd,
-                                orow.data());
-                } else {
-                    for (int64_t i = 0; i < nq; ++i) {
-                        float* o = orow[static_cast<size_t>(i)];
-                        std::fill(o, o + hd, 0.0f);
-                        const int64_t n_kv = first_pos + r0 + i / group + 1;
-                        for (int64_t t = 0; t < n_kv; ++t)
-                            axpy(hd, prow[static_cast<size_t>(i)][t],
-                                 V + static_cast<size_t>(t) * row + static_cast<size_t>(hk) * hd, o);
-                    }
-                }
+                // o[i][d] = Vt[d] · p[i]. A single query (no GQA, decode) goes in as two
+                // identical columns (stride 0): the kernel's one-column path runs one row at
+                // a time on one accumulator chain, which the long dot over the cells makes
+                // latency-bound; its two-column tiles are not.
+                const int64_t cols = std::max<int64_t>(nq, 2);
+                o.resize(static_cast<size_t>(cols * hd));
+                dot(n_kv_max, Vt, n_ctx * sizeof(uint16_t), hd, p16.data(), nq == 1 ? 0 : n_kv_max * sizeof(uint16_t), cols,
+                    o.data(), static_cast<size_t>(hd));
+                for (int64_t i = 0; i < nq; ++i)
+                    std::memcpy(out.row(r0 + i / group) + static_cast<int64_t>(h0 + i % group) * hd,
+                                o.data() + static_cast<size_t>(i * hd), static_cast<size_t>(hd) * sizeof(float));
             }
         });
     }
@@ -346,7 +398,7 @@ public:
                 for (int32_t i = 0; i < hd; ++i) qv[static_cast<size_t>(i)] = f16 ? fp16_to_fp32(fp32_to_fp16(qh[i])) : qh[i];
                 scores.assign(static_cast<size_t>(n_kv), 0.0f);
                 for (int32_t t = 0; t < n_kv; ++t) {
-                    const size_t at = c.offset(layer, t) + static_cast<size_t>(hk) * hd;
+                    const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t) * hd;
                     double dot = 0.0;
                     for (int32_t i = 0; i < hd; ++i) {
                         const float kf = f16 ? fp16_to_fp32(c.k16[at + static_cast<size_t>(i)]) : c.k32[at + static_cast<size_t>(i)];
@@ -370,7 +422,7 @@ public:
                 for (int32_t i = 0; i < hd; ++i) {
                     double acc = 0.0;
                     for (int32_t t = 0; t < n_kv; ++t) {
-                        const size_t at = c.offset(layer, t) + static_cast<size_t>(hk) * hd + static_cast<size_t>(i);
+                        const size_t at = c.head_base(layer, hk) + static_cast<size_t>(i) * c.layout().n_ctx + static_cast<size_t>(t);
                         const float vf = f16 ? fp16_to_fp32(c.v16[at]) : c.v32[at];
                         acc += static_cast<double>(vf) * scores[static_cast<size_t>(t)];
                     }
@@ -445,6 +497,7 @@ private:
 
     ThreadPool pool_;
     std::vector<float> vec_;  // a dequantized bias or norm weight (one op at a time)
+    std::vector<uint16_t> kv_rows16_;  // kv_store: the new cells' K and V rows in F16
 };
 
 }  // namespace

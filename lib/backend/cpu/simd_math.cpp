@@ -99,58 +99,6 @@ GENIE_AVX2 void swiglu_avx2(int64_t n, const float* g, const float* u, float* ou
     for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
-/// Q queries x D vectors of 8 value dimensions starting at dimension d0, over cells
-/// [t0, t1): continues the sums already in o when t0 > 0 (same FMA chain per element).
-template <int Q, int D>
-GENIE_AVX2 void pv_tile(int64_t t0, int64_t t1, const float* const* p, const uint16_t* v, size_t ldv, int32_t d0,
-                        float* const* o) {
-    __m256 acc[Q][D];
-    for (int q = 0; q < Q; ++q)
-        for (int d = 0; d < D; ++d) acc[q][d] = t0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(o[q] + d0 + 8 * d);
-    const uint16_t* vt = v + static_cast<size_t>(t0) * ldv + d0;
-    for (int64_t t = t0; t < t1; ++t, vt += ldv) {
-        __m256 vv[D];
-        for (int d = 0; d < D; ++d) vv[d] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vt + 8 * d)));
-        for (int q = 0; q < Q; ++q) {
-            const __m256 pb = _mm256_broadcast_ss(p[q] + t);
-            for (int d = 0; d < D; ++d) acc[q][d] = _mm256_fmadd_ps(pb, vv[d], acc[q][d]);
-        }
-    }
-    for (int q = 0; q < Q; ++q)
-        for (int d = 0; d < D; ++d) _mm256_storeu_ps(o[q] + d0 + 8 * d, acc[q][d]);
-}
-
-template <int D>
-GENIE_AVX2 void pv_queries(int32_t nq, int64_t t0, int64_t t1, const float* const* p, const uint16_t* v, size_t ldv,
-                           int32_t d0, float* const* o) {
-    int32_t q = 0;
-    for (; q + 4 <= nq; q += 4) pv_tile<4, D>(t0, t1, p + q, v, ldv, d0, o + q);
-    switch (nq - q) {
-        case 3: pv_tile<3, D>(t0, t1, p + q, v, ldv, d0, o + q); break;
-        case 2: pv_tile<2, D>(t0, t1, p + q, v, ldv, d0, o + q); break;
-        case 1: pv_tile<1, D>(t0, t1, p + q, v, ldv, d0, o + q); break;
-        default: break;
-    }
-}
-
-/// Loop order: cells in blocks of kCells, then 32-dimension slices, then 4-query tiles,
-/// so that one slice of V (kCells x 64 bytes) stays in L1 while every query tile uses it.
-GENIE_AVX2 void pv_f16_avx2(int32_t nq, int64_t n_kv, const float* const* p, const uint16_t* v, size_t ldv, int32_t hd,
-                            float* const* o) {
-    constexpr int64_t kCells = 256;
-    for (int64_t t0 = 0; t0 < n_kv; t0 += kCells) {
-        const int64_t t1 = std::min(n_kv, t0 + kCells);
-        int32_t d0 = 0;
-        for (; d0 + 32 <= hd; d0 += 32) pv_queries<4>(nq, t0, t1, p, v, ldv, d0, o);
-        switch ((hd - d0) / 8) {
-            case 3: pv_queries<3>(nq, t0, t1, p, v, ldv, d0, o); break;
-            case 2: pv_queries<2>(nq, t0, t1, p, v, ldv, d0, o); break;
-            case 1: pv_queries<1>(nq, t0, t1, p, v, ldv, d0, o); break;
-            default: break;
-        }
-    }
-}
-
 #endif  // __x86_64__
 
 MathFns make_reference() {
@@ -178,7 +126,6 @@ const MathFns& math_fns() {
             m.isa = "avx2";
             m.softmax_exp = softmax_exp_avx2;
             m.swiglu = swiglu_avx2;
-            m.pv_f16 = pv_f16_avx2;
         }
 #endif
         return m;

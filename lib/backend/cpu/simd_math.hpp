@@ -18,11 +18,6 @@ struct MathFns {
     double (*softmax_exp)(int64_t n, float* y, const float* x, float max) = nullptr;
     /// out[i] = g[i] / (1 + exp(-g[i])) * u[i] (ggml_vec_swiglu_f32); out may alias g.
     void (*swiglu)(int64_t n, const float* g, const float* u, float* out) = nullptr;
-    /// o[q][d] = sum over t < n_kv, in order, of p[q][t] * v[t * ldv + d] (one FMA per term,
-    /// as a chain of axpy_f16 calls computes it) for q < nq, d < hd. nullptr: not available
-    /// (use axpy_f16); hd must be a multiple of 8.
-    void (*pv_f16)(int32_t nq, int64_t n_kv, const float* const* p, const uint16_t* v, size_t ldv, int32_t hd,
-                   float* const* o) = nullptr;
 };
 
 /// The reference functions (std::exp, scalar loops).

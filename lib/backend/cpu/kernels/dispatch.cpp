@@ -50,10 +50,6 @@ void quantize_q8_ggml_x86(const float* x, Block* y, int64_t k) {
     }
 }
 
-void axpy_f16_scalar(int64_t n, float a, const uint16_t* x, float* y) {
-    for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_fp32(x[i]);
-}
-
 KernelSet make_scalar() {
     KernelSet s;
     s.isa = "scalar";
@@ -64,7 +60,6 @@ KernelSet make_scalar() {
 #undef GENIE_REF
     s.quantize[static_cast<int>(DType::Q8_0)] = quantize_q8_0_ggml_x86;
     s.quantize[static_cast<int>(DType::Q8_1)] = quantize_q8_1_ggml_x86;
-    s.axpy_f16 = axpy_f16_scalar;
     return s;
 }
 
@@ -99,7 +94,6 @@ bool cpu_has(const char* feature) {
 /// A set whose missing entries fall back to `base`.
 KernelSet merged(const KernelSet& best, const KernelSet& base) {
     KernelSet s = best;
-    if (!s.axpy_f16) s.axpy_f16 = base.axpy_f16;
     for (int i = 0; i < kTypeSlots; ++i) {
         if (!s.gemm[i]) s.gemm[i] = base.gemm[i];
         if (!s.quantize[i]) s.quantize[i] = base.quantize[i];

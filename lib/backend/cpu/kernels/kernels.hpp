@@ -29,7 +29,6 @@ using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 
 /// y[i] += a * x[i] for i < n, x in F16 (float arithmetic): the value-times-probability
 /// accumulation of attention over an F16 V cache.
-using AxpyF16Fn = void (*)(int64_t n, float a, const uint16_t* x, float* y);
 
 /// Number of DType ids a table covers (ids are < 64).
 inline constexpr int kTypeSlots = 64;
@@ -38,7 +37,6 @@ struct KernelSet {
     const char* isa = "scalar";         ///< "scalar", "avx2", "avx512_vnni", "neon" or "neon+dotprod"
     GemmFn gemm[kTypeSlots] = {};        ///< by weight DType id; nullptr: no kernel
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
-    AxpyF16Fn axpy_f16 = nullptr;          ///< never nullptr in kernel_set()
 };
 
 /// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
