@@ -38,8 +38,8 @@ namespace {
 /// and V transposed, [head_dim, n_ctx] (each value dimension's cells contiguous), as
 /// llama.cpp keeps V without flash attention. Decode attention then streams each head's
 /// K and V sequentially, and V·p is a dot product over cells like K·q; with cell rows
-/// holding every head, a head read 256 of every 2048 bytes, which ran at a third of
-/// the speed (docs/performance.md). KV persistence still sees cell rows (read_cells).
+/// holding every head, a head read 256 of every 2048 bytes, which ran at half the
+/// speed (docs/kv-cache.md). KV persistence still sees cell rows (read_cells).
 class CpuKvCache final : public KvCache {
 public:
     explicit CpuKvCache(const KvLayout& layout) : KvCache(layout) {
@@ -73,21 +73,31 @@ public:
     uint8_t* q8_k(int32_t layer) { return k8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
     uint8_t* q8_v(int32_t layer) { return v8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
 
-    /// Cells [first, first + n) of `layer` from cell rows (n x row() elements each of K
-    /// and V, cell-major) into the cache's layout.
-    template <class T>
-    void scatter(int32_t layer, int32_t first, int32_t n, const T* k_rows, const T* v_rows) {
-        std::vector<T>& K = keys<T>();
-        std::vector<T>& V = values<T>();
+    /// Cells [first, first + n) of `layer` between cell rows (n x row() elements each of K
+    /// and V, cell-major: what kv_store gets and the KV file holds) and the cache's layout:
+    /// into the cache when kIntoCache, out of it otherwise.
+    template <bool kIntoCache, class T>
+    void copy_cells(int32_t layer, int32_t first, int32_t n, T* k_rows, T* v_rows) {
+        using E = std::remove_const_t<T>;
+        E* K = keys<E>().data();
+        E* V = values<E>().data();
         const int32_t hd = layout_.head_dim;
         const size_t rw = row(), n_ctx = static_cast<size_t>(layout_.n_ctx);
         for (int32_t h = 0; h < layout_.n_head_kv; ++h) {
             const size_t base = head_base(layer, h), col = static_cast<size_t>(h) * hd;
-            for (int32_t c = 0; c < n; ++c)
-                std::memcpy(&K[base + static_cast<size_t>(first + c) * hd], k_rows + c * rw + col, hd * sizeof(T));
+            for (int32_t c = 0; c < n; ++c) {
+                E* cached = K + base + static_cast<size_t>(first + c) * hd;
+                T* cell = k_rows + c * rw + col;
+                if constexpr (kIntoCache) std::memcpy(cached, cell, hd * sizeof(E));
+                else std::memcpy(cell, cached, hd * sizeof(E));
+            }
             for (int32_t d = 0; d < hd; ++d) {
-                T* vt = &V[base + d * n_ctx + static_cast<size_t>(first)];
-                for (int32_t c = 0; c < n; ++c) vt[c] = v_rows[c * rw + col + static_cast<size_t>(d)];
+                E* vt = V + base + d * n_ctx + static_cast<size_t>(first);
+                T* cell = v_rows + col + static_cast<size_t>(d);
+                for (int32_t c = 0; c < n; ++c) {
+                    if constexpr (kIntoCache) vt[c] = cell[c * rw];
+                    else cell[c * rw] = vt[c];
+                }
             }
         }
     }
@@ -102,9 +112,9 @@ public:
             std::memcpy(k_dst, self->k8.data() + at, len);
             std::memcpy(v_dst, self->v8.data() + at, len);
         } else if (layout_.type == KvType::F16) {
-            self->gather(layer, first, n, static_cast<uint16_t*>(k_dst), static_cast<uint16_t*>(v_dst));
+            self->copy_cells<false>(layer, first, n, static_cast<uint16_t*>(k_dst), static_cast<uint16_t*>(v_dst));
         } else {
-            self->gather(layer, first, n, static_cast<float*>(k_dst), static_cast<float*>(v_dst));
+            self->copy_cells<false>(layer, first, n, static_cast<float*>(k_dst), static_cast<float*>(v_dst));
         }
     }
     void write_cells(int32_t layer, int32_t first, int32_t n, const void* k_src, const void* v_src) override {
@@ -115,9 +125,9 @@ public:
             std::memcpy(k8.data() + at, k_src, len);
             std::memcpy(v8.data() + at, v_src, len);
         } else if (layout_.type == KvType::F16) {
-            scatter(layer, first, n, static_cast<const uint16_t*>(k_src), static_cast<const uint16_t*>(v_src));
+            copy_cells<true>(layer, first, n, static_cast<const uint16_t*>(k_src), static_cast<const uint16_t*>(v_src));
         } else {
-            scatter(layer, first, n, static_cast<const float*>(k_src), static_cast<const float*>(v_src));
+            copy_cells<true>(layer, first, n, static_cast<const float*>(k_src), static_cast<const float*>(v_src));
         }
     }
 
@@ -136,23 +146,6 @@ private:
     std::vector<T>& values() {
         if constexpr (std::is_same_v<T, uint16_t>) return v16;
         else return v32;
-    }
-    /// The inverse of scatter.
-    template <class T>
-    void gather(int32_t layer, int32_t first, int32_t n, T* k_rows, T* v_rows) {
-        const std::vector<T>& K = keys<T>();
-        const std::vector<T>& V = values<T>();
-        const int32_t hd = layout_.head_dim;
-        const size_t rw = row(), n_ctx = static_cast<size_t>(layout_.n_ctx);
-        for (int32_t h = 0; h < layout_.n_head_kv; ++h) {
-            const size_t base = head_base(layer, h), col = static_cast<size_t>(h) * hd;
-            for (int32_t c = 0; c < n; ++c)
-                std::memcpy(k_rows + c * rw + col, &K[base + static_cast<size_t>(first + c) * hd], hd * sizeof(T));
-            for (int32_t d = 0; d < hd; ++d) {
-                const T* vt = &V[base + d * n_ctx + static_cast<size_t>(first)];
-                for (int32_t c = 0; c < n; ++c) v_rows[c * rw + col + static_cast<size_t>(d)] = vt[c];
-            }
-        }
     }
 };
 
@@ -273,7 +266,7 @@ public:
         const size_t row = c.row();
         const auto n = static_cast<int32_t>(k.rows);
         if (c.layout().type != KvType::F16) {  // F32 rows as they are
-            c.scatter(layer, first_pos, n, k.data, v.data);
+            c.copy_cells<true>(layer, first_pos, n, static_cast<const float*>(k.data), static_cast<const float*>(v.data));
             return;
         }
         // F32 -> F16 round to nearest even: the kernel set's converter (F16C) or fp32_to_fp16.
@@ -291,7 +284,7 @@ public:
                 v16[i] = fp32_to_fp16(v.data[i]);
             }
         }
-        c.scatter(layer, first_pos, n, k16, v16);
+        c.copy_cells<true>(layer, first_pos, n, static_cast<const uint16_t*>(k16), static_cast<const uint16_t*>(v16));
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
