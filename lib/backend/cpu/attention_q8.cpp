@@ -3,7 +3,8 @@
 // A cell (one token of one layer) holds n_head_kv * head_dim keys and as many values,
 // each head split into Q8_0 blocks of 32: a binary16 scale d and 32 int8 q, x = q * d,
 // exactly ggml's block_q8_0 (34 bytes). Blocks never straddle two heads (head_dim is a
-// multiple of 32), so a head's keys are head_dim / 32 consecutive blocks.
+// multiple of 32), so a head's keys are head_dim / 32 consecutive blocks. In memory the
+// cells of one head follow each other (head_cell_offset), so attention streams them.
 //
 // Keys and values are quantized as ggml-cpu's x86 quantize_row_q8_0 does (the kernel
 // set's Q8_0 quantizer, also used for activations): d = fp16(amax / 127), q = round-half-
@@ -52,7 +53,7 @@ cpu::QuantizeFn quantizer(const cpu::KernelSet& ks) {
 }
 
 /// o[g * head_dim + i] += p[g * p_stride + t] * V[t][i] for g < group, t < n_kv, i < head_dim,
-/// where V[t] is the head's Q8_0 blocks in cell t (`row_bytes` apart).
+/// where V[t] is the head's Q8_0 blocks in cell t (`row_bytes` apart: consecutive cells).
 /// Four cells at a time: each output block is read and written once per four cells (the
 /// output traffic, not the int8 loads, bounded the one-cell loop).
 GENIE_Q8_CLONES
@@ -106,13 +107,17 @@ void check_head_dim(int32_t head_dim) {
                                 kBlock, head_dim));
 }
 
-void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8_t* V, size_t row_bytes,
+void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8_t* V, int32_t n_ctx, int32_t head_dim,
            int32_t first_pos) {
     const cpu::QuantizeFn quantize = quantizer(cpu::kernel_set());
+    const auto n_head_kv = static_cast<int32_t>(k.cols / head_dim);
+    const size_t head_bytes = static_cast<size_t>(head_dim / kBlock) * sizeof(BlockQ8_0);
     auto one = [&](int64_t r) {
-        const size_t at = static_cast<size_t>(first_pos + r) * row_bytes;
-        quantize(k.row(r), K + at, k.cols);
-        quantize(v.row(r), V + at, v.cols);
+        for (int32_t h = 0; h < n_head_kv; ++h) {  // blocks never straddle heads: same bytes as one call per row
+            const size_t at = head_cell_offset(h, first_pos + static_cast<int32_t>(r), n_ctx, head_bytes);
+            quantize(k.row(r) + static_cast<int64_t>(h) * head_dim, K + at, head_dim);
+            quantize(v.row(r) + static_cast<int64_t>(h) * head_dim, V + at, head_dim);
+        }
     };
     if (k.rows < 16) {
         for (int64_t r = 0; r < k.rows; ++r) one(r);
@@ -123,8 +128,8 @@ void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8
     });
 }
 
-void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, size_t row_bytes,
-               int32_t n_head_kv, int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out) {
+void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, int32_t n_ctx, int32_t n_head_kv,
+               int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out) {
     const cpu::KernelSet& ks = cpu::kernel_set();
     const cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::Q8_0)];
     const cpu::QuantizeFn quantize = quantizer(ks);
@@ -144,7 +149,7 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
             quantize(q.row(r) + static_cast<int64_t>(h0) * head_dim, q8.data(), static_cast<int64_t>(group) * head_dim);
             scores.resize(static_cast<size_t>(group) * n_kv);
             // scores[g][t] = K[t] · q[g]
-            dot(head_dim, K + static_cast<size_t>(hk) * head_bytes, row_bytes, n_kv, q8.data(), head_bytes, group,
+            dot(head_dim, K + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv, q8.data(), head_bytes, group,
                 scores.data(), static_cast<size_t>(n_kv));
             for (int32_t g = 0; g < group; ++g) {
                 float* sg = scores.data() + static_cast<size_t>(g) * n_kv;
@@ -160,7 +165,7 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
             }
             float* o = out.row(r) + static_cast<int64_t>(h0) * head_dim;
             std::fill(o, o + static_cast<size_t>(group) * head_dim, 0.0f);
-            accumulate_values(V + static_cast<size_t>(hk) * head_bytes, row_bytes, n_kv, blocks_per_head, scores.data(),
+            accumulate_values(V + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv, blocks_per_head, scores.data(),
                               static_cast<size_t>(n_kv), group, o, head_dim);
         }
     });

@@ -16,17 +16,25 @@ namespace genie::backend::cpu_q8 {
 /// Throws Unsupported unless a head of `head_dim` elements splits into whole Q8_0 blocks.
 void check_head_dim(int32_t head_dim);
 
+/// One layer's keys (or values) in memory: per KV head, n_ctx cells of head_dim / 32
+/// Q8_0 blocks (head-major, so that attention reads a head's cells sequentially; a cell
+/// row of every head, the KV file's form, is gathered by the cache's read_cells).
+/// Byte offset of cell `cell` of head `head` from the layer's start:
+inline size_t head_cell_offset(int32_t head, int32_t cell, int32_t n_ctx, size_t head_bytes) {
+    return (static_cast<size_t>(head) * static_cast<size_t>(n_ctx) + static_cast<size_t>(cell)) * head_bytes;
+}
+
 /// Quantizes the n rows of k and v ([n, n_head_kv * head_dim] floats) to Q8_0 cells
-/// first_pos.. of one layer: K and V point at that layer's cell 0, `row_bytes` apart.
-void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8_t* V, size_t row_bytes,
+/// first_pos.. of one layer (K, V: the layer's start; layout above).
+void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8_t* V, int32_t n_ctx, int32_t head_dim,
            int32_t first_pos);
 
 /// Causal grouped-query attention of q's rows (positions first_pos..) over the Q8_0
-/// cells of one layer (K, V at cell 0), as Backend::attention. q is quantized to Q8_0 per
+/// cells of one layer (K, V: the layer's start; layout above), as Backend::attention. q is quantized to Q8_0 per
 /// 32 elements and K·q runs on the kernel set's Q8_0 x Q8_0 dot product (llama.cpp's
 /// arithmetic for a q8_0 K cache); softmax in float with the sum in double; V is
 /// dequantized block by block and accumulated in float.
-void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, size_t row_bytes,
-               int32_t n_head_kv, int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out);
+void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, int32_t n_ctx, int32_t n_head_kv,
+               int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out);
 
 }  // namespace genie::backend::cpu_q8

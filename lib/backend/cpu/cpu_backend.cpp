@@ -33,8 +33,23 @@ size_t KvLayout::bytes() const noexcept {
 
 namespace {
 
-/// The KV cache. Q8_0: per layer [n_ctx, row_bytes()] cell rows (attention_q8.cpp).
-/// F16 / F32: per layer and KV head, K as [n_ctx, head_dim] (a head's keys contiguous)
+/// Cells [first, first + n) of one layer between cell rows (n rows of every head's run of
+/// `head_bytes`: what kv_store gets and the KV file holds) and a head-major layer (per
+/// head, n_ctx runs of `head_bytes`): into the layer when kIntoCache, out of it otherwise.
+template <bool kIntoCache>
+void copy_head_runs(uint8_t* layer, int32_t n_ctx, int32_t n_head, size_t head_bytes, int32_t first, int32_t n,
+                    std::conditional_t<kIntoCache, const uint8_t*, uint8_t*> rows) {
+    for (int32_t h = 0; h < n_head; ++h)
+        for (int32_t c = 0; c < n; ++c) {
+            uint8_t* cached = layer + cpu_q8::head_cell_offset(h, first + c, n_ctx, head_bytes);
+            auto* cell = rows + (static_cast<size_t>(c) * static_cast<size_t>(n_head) + static_cast<size_t>(h)) * head_bytes;
+            if constexpr (kIntoCache) std::memcpy(cached, cell, head_bytes);
+            else std::memcpy(cell, cached, head_bytes);
+        }
+}
+
+/// The KV cache. Q8_0: per layer and KV head, n_ctx cells of head_dim / 32 blocks
+/// (attention_q8.hpp). F16 / F32: per layer and KV head, K as [n_ctx, head_dim] (a head's keys contiguous)
 /// and V transposed, [head_dim, n_ctx] (each value dimension's cells contiguous), as
 /// llama.cpp keeps V without flash attention. Decode attention then streams each head's
 /// K and V sequentially, and V·p is a dot product over cells like K·q; with cell rows
@@ -69,7 +84,7 @@ public:
     }
     std::vector<uint16_t> k16, v16;
     std::vector<float> k32, v32;
-    std::vector<uint8_t> k8, v8;  // Q8_0: [n_ctx, row_bytes()] per layer
+    std::vector<uint8_t> k8, v8;  // Q8_0: per layer n_ctx * row_bytes() (head-major, attention_q8.hpp)
     uint8_t* q8_k(int32_t layer) { return k8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
     uint8_t* q8_v(int32_t layer) { return v8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
 
@@ -83,14 +98,11 @@ public:
         E* V = values<E>().data();
         const int32_t hd = layout_.head_dim;
         const size_t rw = row(), n_ctx = static_cast<size_t>(layout_.n_ctx);
+        using Bytes = std::conditional_t<kIntoCache, const uint8_t*, uint8_t*>;
+        copy_head_runs<kIntoCache>(reinterpret_cast<uint8_t*>(K + head_base(layer, 0)), layout_.n_ctx, layout_.n_head_kv,
+                                   hd * sizeof(E), first, n, reinterpret_cast<Bytes>(k_rows));
         for (int32_t h = 0; h < layout_.n_head_kv; ++h) {
             const size_t base = head_base(layer, h), col = static_cast<size_t>(h) * hd;
-            for (int32_t c = 0; c < n; ++c) {
-                E* cached = K + base + static_cast<size_t>(first + c) * hd;
-                T* cell = k_rows + c * rw + col;
-                if constexpr (kIntoCache) std::memcpy(cached, cell, hd * sizeof(E));
-                else std::memcpy(cell, cached, hd * sizeof(E));
-            }
             for (int32_t d = 0; d < hd; ++d) {
                 E* vt = V + base + d * n_ctx + static_cast<size_t>(first);
                 T* cell = v_rows + col + static_cast<size_t>(d);
@@ -107,10 +119,9 @@ public:
         auto* self = const_cast<CpuKvCache*>(this);
         check_cells(layer, first, n);
         if (layout_.type == KvType::Q8_0) {
-            const size_t at = (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(first)) * layout_.row_bytes();
-            const size_t len = static_cast<size_t>(n) * layout_.row_bytes();
-            std::memcpy(k_dst, self->k8.data() + at, len);
-            std::memcpy(v_dst, self->v8.data() + at, len);
+            const size_t hb = layout_.row_bytes() / static_cast<size_t>(layout_.n_head_kv);
+            copy_head_runs<false>(self->q8_k(layer), layout_.n_ctx, layout_.n_head_kv, hb, first, n, static_cast<uint8_t*>(k_dst));
+            copy_head_runs<false>(self->q8_v(layer), layout_.n_ctx, layout_.n_head_kv, hb, first, n, static_cast<uint8_t*>(v_dst));
         } else if (layout_.type == KvType::F16) {
             self->copy_cells<false>(layer, first, n, static_cast<uint16_t*>(k_dst), static_cast<uint16_t*>(v_dst));
         } else {
@@ -120,10 +131,9 @@ public:
     void write_cells(int32_t layer, int32_t first, int32_t n, const void* k_src, const void* v_src) override {
         check_cells(layer, first, n);
         if (layout_.type == KvType::Q8_0) {
-            const size_t at = (static_cast<size_t>(layer) * layout_.n_ctx + static_cast<size_t>(first)) * layout_.row_bytes();
-            const size_t len = static_cast<size_t>(n) * layout_.row_bytes();
-            std::memcpy(k8.data() + at, k_src, len);
-            std::memcpy(v8.data() + at, v_src, len);
+            const size_t hb = layout_.row_bytes() / static_cast<size_t>(layout_.n_head_kv);
+            copy_head_runs<true>(q8_k(layer), layout_.n_ctx, layout_.n_head_kv, hb, first, n, static_cast<const uint8_t*>(k_src));
+            copy_head_runs<true>(q8_v(layer), layout_.n_ctx, layout_.n_head_kv, hb, first, n, static_cast<const uint8_t*>(v_src));
         } else if (layout_.type == KvType::F16) {
             copy_cells<true>(layer, first, n, static_cast<const uint16_t*>(k_src), static_cast<const uint16_t*>(v_src));
         } else {
@@ -260,7 +270,7 @@ public:
     void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) override {
         auto& c = static_cast<CpuKvCache&>(cache);
         if (c.layout().type == KvType::Q8_0) {
-            cpu_q8::store(pool_, k, v, c.q8_k(layer), c.q8_v(layer), c.layout().row_bytes(), first_pos);
+            cpu_q8::store(pool_, k, v, c.q8_k(layer), c.q8_v(layer), c.layout().n_ctx, c.layout().head_dim, first_pos);
             return;
         }
         const size_t row = c.row();
@@ -292,7 +302,7 @@ public:
         const auto& c = static_cast<const CpuKvCache&>(cache);
         if (c.layout().type == KvType::Q8_0) {
             auto& m = const_cast<CpuKvCache&>(c);
-            cpu_q8::attention(pool_, q, m.q8_k(layer), m.q8_v(layer), c.layout().row_bytes(), c.layout().n_head_kv,
+            cpu_q8::attention(pool_, q, m.q8_k(layer), m.q8_v(layer), c.layout().n_ctx, c.layout().n_head_kv,
                               c.layout().head_dim, first_pos, n_head, scale, out);
             return;
         }
