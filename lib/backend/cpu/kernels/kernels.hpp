@@ -27,9 +27,6 @@ using GemmFn = void (*)(int64_t k, const void* w, size_t w_stride, int64_t nw, c
 /// quant::quantize_row for Q8_K/F16/BF16, to quantize_q8_0/1_ggml_x86 for Q8_0/Q8_1.
 using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 
-/// y[i] += a * x[i] for i < n, x in F16 (float arithmetic): the value-times-probability
-/// accumulation of attention over an F16 V cache.
-
 /// Number of DType ids a table covers (ids are < 64).
 inline constexpr int kTypeSlots = 64;
 
