@@ -416,6 +416,7 @@ genie_status genie_model_get_info(genie_model_info* out, const genie_model* mode
         out->bos = tok.bos();
         out->eos = tok.eos();
         out->load_time_ms = model->model.load_time_ms();
+        if (out->version >= 2) out->decode_bytes = info.decode_bytes;
     });
 }
 

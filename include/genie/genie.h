@@ -146,8 +146,9 @@ GENIE_API genie_status genie_model_load(genie_model **out, const char *path, con
 /* Releases the caller's reference to a model. NULL is a no-op. */
 GENIE_API void genie_model_free(genie_model *model);
 
-#define GENIE_MODEL_INFO_VERSION 1
-/* Facts about a loaded model, read from its GGUF metadata. */
+#define GENIE_MODEL_INFO_VERSION 2
+/* Facts about a loaded model, read from its GGUF metadata. Version 1 ends after
+ * `load_time_ms` (a caller built against it keeps working: nothing past it is written). */
 typedef struct genie_model_info {
     unsigned int version;         /* set by the caller: GENIE_MODEL_INFO_VERSION */
     const char *architecture;     /* "llama", "qwen2", "qwen3"; borrowed, lives as long as the model */
@@ -166,8 +167,12 @@ typedef struct genie_model_info {
     genie_token bos;              /* GENIE_NO_TOKEN when the vocabulary has none */
     genie_token eos;              /* GENIE_NO_TOKEN when the vocabulary has none */
     double load_time_ms;          /* how long genie_model_load took */
+    /* Since version 2. */
+    uint64_t decode_bytes;        /* bytes of tensor data one decoded token reads (all but the
+                                     unread rows of an untied token-embedding table): decode's
+                                     roofline is memory bandwidth / decode_bytes tokens/s */
 } genie_model_info;
-#define GENIE_MODEL_INFO_INIT { GENIE_MODEL_INFO_VERSION, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0.0 }
+#define GENIE_MODEL_INFO_INIT { GENIE_MODEL_INFO_VERSION, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0.0, 0 }
 
 /* Fills *out (whose `version` the caller set, e.g. with GENIE_MODEL_INFO_INIT). */
 GENIE_API genie_status genie_model_get_info(genie_model_info *out, const genie_model *model);

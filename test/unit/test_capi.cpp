@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -368,7 +369,18 @@ TEST_CASE("capi: model info, tokenize and detokenize", "[capi]") {
     CHECK(info.n_layer > 0);
     CHECK(info.bos == 1);
     CHECK(info.load_time_ms >= 0);
-    info.version = 2;
+    CHECK(info.decode_bytes > 0);
+    CHECK(info.decode_bytes <= info.weight_bytes);
+    CHECK(info.decode_bytes == genie::Model::load(stories_path()).info().decode_bytes);
+    // A version-1 caller's struct ends after load_time_ms: nothing past it is written.
+    genie_model_info v1;
+    std::memset(&v1, 0xab, sizeof v1);
+    v1.version = 1;
+    REQUIRE(genie_model_get_info(&v1, l.model) == GENIE_OK);
+    CHECK(v1.n_vocab == 512);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&v1);
+    for (size_t i = offsetof(genie_model_info, decode_bytes); i < sizeof v1; ++i) CHECK(bytes[i] == 0xab);
+    info.version = GENIE_MODEL_INFO_VERSION + 1;
     CHECK(genie_model_get_info(&info, l.model) == GENIE_INVALID_ARGUMENT);
 
     const char* tmpl = nullptr;
