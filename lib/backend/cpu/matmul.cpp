@@ -15,8 +15,8 @@ namespace {
 /// Activation rows per panel in prefill: a panel of quantized activations stays in L2
 /// while a thread streams its weight rows past it.
 constexpr int64_t kPanelRows = 64;
-/// Output rows are handed to threads in multiples of this (the kernels' tile height).
-constexpr int64_t kRowGrain = 4;
+/// Output rows are handed to threads in multiples of this (the tallest kernel tile: AVX2 8-row).
+constexpr int64_t kRowGrain = 8;
 
 void round_activations(DType dot_type, const float* x, float* out, int64_t n, std::vector<uint8_t>& scratch) {
     switch (dot_type) {
