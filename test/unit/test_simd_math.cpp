@@ -7,7 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -23,6 +25,33 @@ int64_t ulp_distance(float a, float b) {
     if (ia < 0) ia = INT32_MIN - ia;
     if (ib < 0) ib = INT32_MIN - ib;
     return std::llabs(static_cast<int64_t>(ia) - ib);
+}
+
+/// ggml_v_expf's algorithm for one float, with std::fma where the SIMD code fuses: the x86
+/// (8 lanes) and NEON (4 lanes) variants must both equal it bit for bit, so genie computes
+/// the same exponentials on both, as ggml does on each.
+float expf_ggml_algorithm(float x) {
+    auto bits = [](uint32_t u) {
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    };
+    const float r = 0x1.8p23f;
+    const float z = std::fma(x, 0x1.715476p+0f, r);
+    const float n = z - r;
+    const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+    uint32_t zi;
+    std::memcpy(&zi, &z, 4);
+    const uint32_t e = zi << 23;
+    const float k = bits(e + 0x3f800000u);
+    const float u = b * b;
+    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                             u, 0x1.ffffecp-1f * b);
+    if (!(std::fabs(n) > 126.0f)) return std::fma(j, k, k);
+    const uint32_t g = n <= 0.0f ? 0x82000000u : 0u;
+    const float s1 = bits(g + 0x7f000000u), s2 = bits(e - g);
+    if (std::fabs(n) > 192.0f) return s1 * s1;
+    return std::fma(s2, j, s2) * s1;
 }
 
 std::vector<const cpu::MathFns*> all_math() {
@@ -50,7 +79,7 @@ TEST_CASE("simd math: softmax exp is within 2 ulp of std::exp and sums in double
                 REQUIRE(ulp_distance(y[static_cast<size_t>(i)], want) <= 2);
                 want_sum += static_cast<double>(y[static_cast<size_t>(i)]);
             }
-            REQUIRE(sum == Approx(want_sum).epsilon(1e-6));  // SIMD: 8 lanes summed in float first, as ggml
+            REQUIRE(sum == Approx(want_sum).epsilon(1e-6));  // SIMD: 8 (AVX2) or 4 (NEON) lanes summed in float first, as ggml
         }
         // Large negative arguments underflow to 0 like expf, never to garbage.
         std::vector<float> x{0.0f, -87.0f, -100.0f, -104.0f, -150.0f, -1e30f, -87.0f, -50.0f}, y(8);
@@ -78,3 +107,26 @@ TEST_CASE("simd math: swiglu equals silu(g) * u within 4 ulp", "[simd_math]") {
     }
 }
 
+
+TEST_CASE("simd math: the SIMD exp is ggml's algorithm bit for bit (x86 and NEON alike)", "[simd_math]") {
+    const cpu::MathFns& m = cpu::math_fns();
+    if (std::strcmp(m.isa, "scalar") == 0) {
+        WARN("SKIPPED: no SIMD math variant in use (GENIE_CPU_ISA=scalar, or none for this CPU / build: the reference uses std::exp)");
+        return;
+    }
+    INFO(m.isa);
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> dist(-110.0f, 90.0f);
+    std::vector<float> x(4096);
+    for (auto& v : x) v = dist(rng);
+    // the special paths: |n| > 126 (subnormal results and overflow) and |n| > 192
+    const float edge[] = {-87.4f, -88.0f, -95.0f, -103.9f, -104.0f, -120.0f, -140.0f, -1e30f, 88.0f, 88.7f, 89.0f, 100.0f, 0.0f, -0.0f, 1e-30f, -1e-30f};
+    std::copy(std::begin(edge), std::end(edge), x.begin());
+    std::vector<float> y(x.size());
+    m.softmax_exp(static_cast<int64_t>(x.size()), y.data(), x.data(), 0.0f);  // x.size() is a multiple of 8: all lanes SIMD
+    for (size_t i = 0; i < x.size(); ++i) {
+        const float want = expf_ggml_algorithm(x[i]);
+        INFO("x = " << x[i]);
+        REQUIRE(std::memcmp(&y[i], &want, 4) == 0);
+    }
+}

@@ -9,6 +9,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define GENIE_AVX2 __attribute__((target("avx2,fma,f16c")))
+#elif defined(__aarch64__)
+#include <arm_neon.h>  // AdvSIMD is part of every aarch64 CPU: no target attribute needed
 #endif
 
 namespace genie::cpu {
@@ -99,7 +101,64 @@ GENIE_AVX2 void swiglu_avx2(int64_t n, const float* g, const float* u, float* ou
     for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
-#endif  // __x86_64__
+#elif defined(__aarch64__)
+
+// ---- NEON -----------------------------------------------------------------------------
+
+/// exp(x) for 4 floats: exp8 above, operation for operation (the same fused multiply-adds
+/// in the same order), which is also what ggml_v_expf computes on ARM.
+inline float32x4_t exp4(float32x4_t x) {
+    const float32x4_t r = vdupq_n_f32(0x1.8p23f);
+    const float32x4_t z = vfmaq_f32(r, x, vdupq_n_f32(0x1.715476p+0f));
+    const float32x4_t n = vsubq_f32(z, r);
+    const float32x4_t b = vfmsq_f32(vfmsq_f32(x, n, vdupq_n_f32(0x1.62e4p-1f)), n, vdupq_n_f32(0x1.7f7d1cp-20f));
+    const uint32x4_t e = vshlq_n_u32(vreinterpretq_u32_f32(z), 23);
+    const float32x4_t k = vreinterpretq_f32_u32(vaddq_u32(e, vreinterpretq_u32_f32(vdupq_n_f32(1))));
+    const uint32x4_t c = vcagtq_f32(n, vdupq_n_f32(126));
+    const float32x4_t u = vmulq_f32(b, b);
+    const float32x4_t j = vfmaq_f32(vmulq_f32(vdupq_n_f32(0x1.ffffecp-1f), b),
+                                    vfmaq_f32(vfmaq_f32(vdupq_n_f32(0x1.fffdb6p-2f), vdupq_n_f32(0x1.555e66p-3f), b),
+                                              vfmaq_f32(vdupq_n_f32(0x1.573e2ep-5f), vdupq_n_f32(0x1.0e4020p-7f), b), u),
+                                    u);
+    const float32x4_t normal = vfmaq_f32(k, j, k);
+    if (vmaxvq_u32(c) == 0) return normal;
+    // |n| > 126: 2^n in two factors (see exp8); |n| > 192: 0 or inf.
+    const uint32x4_t g = vandq_u32(vclezq_f32(n), vdupq_n_u32(0x82000000u));
+    const float32x4_t s1 = vreinterpretq_f32_u32(vaddq_u32(g, vdupq_n_u32(0x7f000000u)));
+    const float32x4_t s2 = vreinterpretq_f32_u32(vsubq_u32(e, g));
+    const float32x4_t scaled = vmulq_f32(vfmaq_f32(s2, s2, j), s1);
+    return vbslq_f32(vcagtq_f32(n, vdupq_n_f32(192)), vmulq_f32(s1, s1), vbslq_f32(c, scaled, normal));
+}
+
+/// As ggml_vec_soft_max_f32 on ARM: 4 lanes summed in float (vaddvq_f32), then in double.
+double softmax_exp_neon(int64_t n, float* y, const float* x, float max) {
+    double sum = 0.0;
+    int64_t i = 0;
+    const float32x4_t vmax = vdupq_n_f32(max);
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v = exp4(vsubq_f32(vld1q_f32(x + i), vmax));
+        vst1q_f32(y + i, v);
+        sum += static_cast<double>(vaddvq_f32(v));
+    }
+    for (; i < n; ++i) {
+        y[i] = std::exp(x[i] - max);
+        sum += static_cast<double>(y[i]);
+    }
+    return sum;
+}
+
+void swiglu_neon(int64_t n, const float* g, const float* u, float* out) {
+    int64_t i = 0;
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t x = vld1q_f32(g + i);
+        const float32x4_t e = exp4(vsubq_f32(vdupq_n_f32(0.0f), x));
+        vst1q_f32(out + i, vmulq_f32(vdivq_f32(x, vaddq_f32(one, e)), vld1q_f32(u + i)));
+    }
+    for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+#endif  // __x86_64__ / __aarch64__
 
 MathFns make_reference() {
     MathFns m;
@@ -126,6 +185,13 @@ const MathFns& math_fns() {
             m.isa = "avx2";
             m.softmax_exp = softmax_exp_avx2;
             m.swiglu = swiglu_avx2;
+        }
+#elif defined(__aarch64__)
+        // Both NEON kernel sets (AdvSIMD is baseline); GENIE_CPU_ISA=scalar keeps the reference.
+        if (std::strncmp(kernel_set().isa, "neon", 4) == 0) {
+            m.isa = "neon";
+            m.softmax_exp = softmax_exp_neon;
+            m.swiglu = swiglu_neon;
         }
 #endif
         return m;

@@ -3,8 +3,9 @@
 // expf, at most 1.5 ulp from the exact value, the same arithmetic llama.cpp runs), and the
 // probability-times-value accumulation of attention over an F16 V cache in register
 // tiles. x86 variants are compiled for AVX2+FMA+F16C with function target attributes and
-// chosen at run time together with the kernel set (backend/cpu/kernels); with
-// GENIE_CPU_ISA=scalar, or on a CPU without them, the reference loops (std::exp) run.
+// chosen at run time together with the kernel set (backend/cpu/kernels); aarch64 has NEON
+// variants (the same operations, 4 lanes, as ggml on ARM); with GENIE_CPU_ISA=scalar, or on
+// a CPU without them, the reference loops (std::exp) run.
 #pragma once
 
 #include <cstddef>
