@@ -32,8 +32,8 @@ void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8
 /// Causal grouped-query attention of q's rows (positions first_pos..) over the Q8_0
 /// cells of one layer (K, V: the layer's start; layout above), as Backend::attention. q is quantized to Q8_0 per
 /// 32 elements and K·q runs on the kernel set's Q8_0 x Q8_0 dot product (llama.cpp's
-/// arithmetic for a q8_0 K cache); softmax in float with the sum in double; V is
-/// dequantized block by block and accumulated in float.
+/// arithmetic for a q8_0 K cache); softmax as the F16 path (vectorised exp in float, the
+/// sum in double); V is dequantized block by block and accumulated in float.
 void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, int32_t n_ctx, int32_t n_head_kv,
                int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out);
 
