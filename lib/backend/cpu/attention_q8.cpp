@@ -76,9 +76,9 @@ void accumulate_values_tail(const uint8_t* V, size_t row_bytes, int32_t t0, int3
 /// accumulate_values with AVX2 + FMA. Per 8 elements of a block: the four cells' int8
 /// widened, converted and multiplied by their scale d once (d q is exact in float), then
 /// for each query head of the group og = fma(p_t, d q_t, og) over the four cells, p_t
-/// broadcast from memory. The portable loop's form (c = p d rounded first, then c q added
-/// without FMA) vectorised through a float copy of the block on the stack and cost ~2.5x
-/// the F16 path's V·p per cell.
+/// broadcast from memory. Before it, the only loop (c = p d rounded first, then c q added
+/// without FMA, compiled twice by target_clones) went through a float copy of the block on
+/// the stack and cost ~2.5x the F16 path's V·p per cell.
 GENIE_Q8_AVX2
 void accumulate_values_avx2(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
                             size_t p_stride, int32_t group, float* o, int32_t head_dim) {
