@@ -72,6 +72,9 @@ public:
             v_ = device_malloc(half, "the KV cache (V)");
             GENIE_CUDA_CHECK(cudaMemset(k_, 0, half));
             GENIE_CUDA_CHECK(cudaMemset(v_, 0, half));
+            // cudaMemset runs on the legacy stream, asynchronously; the backend's kernels
+            // run on a non-blocking stream that does not wait for it.
+            GENIE_CUDA_CHECK(cudaDeviceSynchronize());
         } catch (...) {
             device_free(k_);
             device_free(v_);
@@ -103,6 +106,10 @@ public:
         GENIE_CUDA_CHECK(cudaDeviceSynchronize());
         GENIE_CUDA_CHECK(cudaMemcpy(k_at(layer, first), k_src, bytes, cudaMemcpyHostToDevice));
         GENIE_CUDA_CHECK(cudaMemcpy(v_at(layer, first), v_src, bytes, cudaMemcpyHostToDevice));
+        // From pageable memory cudaMemcpy returns once the data is staged, before the DMA
+        // to the device has finished, and the backend's non-blocking stream does not wait
+        // for the legacy stream: the next forward pass could read the cells half-written.
+        GENIE_CUDA_CHECK(cudaDeviceSynchronize());
     }
 
     void* k_ = nullptr;

@@ -18,6 +18,10 @@
 
 #include "backend/cpu/kernels/kernels.hpp"
 #include "gguf/gguf_reader.hpp"
+#include "model/model_impl.hpp"
+#if defined(GENIE_CLI_HAVE_CUDA)
+#include "cuda/device.hpp"
+#endif
 
 #include <genie/error.hpp>
 #include <genie/model.hpp>
@@ -56,6 +60,7 @@ void usage(std::FILE* out) {
                "  -t, --threads T[,T]    CPU threads (default: all hardware threads)\n"
                "  -b, --batch-size B     tokens per forward pass in prefill (default 512)\n"
                "  --ttft-prompt N        time to first token for an N-token prompt (default 100; 0 = skip)\n"
+               "  --backend B            cpu (default), cuda or auto (CUDA when the build and a device have it)\n"
                "  --no-warmup            skip the untimed warm-up run of each test\n"
                "  --json                 print one JSON object with every figure instead of the table\n");
 }
@@ -186,6 +191,7 @@ int cmd_bench(Args args) {
     std::vector<int32_t> prompts{512}, gens{128}, depths{0}, threads_list{0};
     int32_t reps = 5, batch = 512, ttft_prompt = 100;
     bool warmup = true, json_out = false;
+    BackendKind backend_kind = BackendKind::Cpu;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
         auto value = [&]() -> std::string_view {
@@ -203,7 +209,13 @@ int cmd_bench(Args args) {
         else if (a == "-r" || a == "--repetitions") reps = static_cast<int32_t>(parse_int(a, value()));
         else if (a == "-b" || a == "--batch-size") batch = static_cast<int32_t>(parse_int(a, value()));
         else if (a == "--ttft-prompt") ttft_prompt = static_cast<int32_t>(parse_int(a, value()));
-        else if (a == "--no-warmup") warmup = false;
+        else if (a == "--backend") {
+            const std::string_view b = value();
+            if (b == "auto") backend_kind = BackendKind::Auto;
+            else if (b == "cpu") backend_kind = BackendKind::Cpu;
+            else if (b == "cuda") backend_kind = BackendKind::Cuda;
+            else throw Error(ErrorCode::InvalidArgument, fmt::format("--backend: '{}' (auto, cpu or cuda)", b));
+        } else if (a == "--no-warmup") warmup = false;
         else if (a == "--json") json_out = true;
         else {
             fmt::print(stderr, "genie-cli bench: unknown argument '{}'\n", a);
@@ -229,7 +241,7 @@ int cmd_bench(Args args) {
         if (auto ft = r.get_optional<uint32_t>("general.file_type")) type_label = file_type_label(*ft);
     }
     const auto t_load = Clock::now();
-    const Model model = Model::load(model_path, ModelOptions{BackendKind::Cpu, {}});
+    const Model model = Model::load(model_path, ModelOptions{backend_kind, {}});
     const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_load).count();
     const ModelInfo& info = model.info();
     const std::string model_label =
@@ -239,7 +251,14 @@ int cmd_bench(Args args) {
                                                           : fmt::format("{:.0f}K", static_cast<double>(info.parameter_count) / 1e3),
                     type_label.empty() ? "(no file type)" : type_label);
     const std::string isa = genie::cpu::isa_description();
-    const std::string backend = fmt::format("CPU ({})", isa);
+    std::string backend = fmt::format("CPU ({})", isa);
+    if (model.impl().backend == BackendKind::Cuda) {
+        backend = "CUDA";
+#if defined(GENIE_CLI_HAVE_CUDA)
+        const genie::cuda::DeviceQuery q = genie::cuda::query_devices();
+        if (!q.devices.empty()) backend = fmt::format("CUDA ({})", q.devices.front().name);
+#endif
+    }
 
     const int32_t max_depth = *std::max_element(depths.begin(), depths.end());
     int32_t need = ttft_prompt + 1;

@@ -60,6 +60,10 @@ inline Pair make_pair(backend::Workspace& ws, int64_t rows, int64_t cols, const 
     p.cpu = {p.host.data(), rows, cols};
     p.dev = ws.allocate(rows, cols);
     cuda_ok(cudaMemcpy(p.dev.data, p.host.data(), p.host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload");
+    // From pageable memory cudaMemcpy may return before the DMA has landed, and the CUDA
+    // backend's kernels run on a non-blocking stream that does not wait for the legacy
+    // stream's copy (the first H200 run read half-uploaded rows: rms_norm off by 1e-4).
+    cuda_ok(cudaDeviceSynchronize(), "upload (synchronize)");
     return p;
 }
 
