@@ -78,3 +78,20 @@ def test_bench_errors(genie_cli, testdata, tmp_path):
     assert r.returncode == 1 and "NOT_FOUND" in r.stderr and r.stdout == ""
     r = run(genie_cli, "bench", "-m", testdata / "models" / "stories260K.gguf", "-p", "8,x")
     assert r.returncode == 1 and "-p expects" in r.stderr
+
+
+def test_bench_backend(genie_cli, testdata):
+    """--backend: cpu is the default; cuda runs on the GPU where there is one and fails with
+    the device's reason where there is none (no silent fallback to the CPU)."""
+    model = testdata / "models" / "stories260K.gguf"
+    r = run(genie_cli, "bench", "-m", model, "-p", 8, "-n", 2, "-r", 1, "-t", 1, "--ttft-prompt", 0, "--backend", "cpu", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["backend"].startswith("CPU (")
+    r = run(genie_cli, "bench", "-m", model, "-p", 8, "--backend", "tpu")
+    assert r.returncode == 1 and "--backend: 'tpu' (auto, cpu or cuda)" in r.stderr
+    r = run(genie_cli, "bench", "-m", model, "-p", 8, "-n", 2, "-r", 1, "-t", 1, "--ttft-prompt", 0, "--backend", "cuda", "--json")
+    if r.returncode == 0:
+        assert json.loads(r.stdout)["backend"].startswith("CUDA")
+    else:
+        assert r.returncode == 1 and ("DEVICE" in r.stderr or "UNSUPPORTED" in r.stderr), r.stderr
+        assert r.stdout == ""
