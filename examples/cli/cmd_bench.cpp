@@ -124,6 +124,15 @@ std::string file_type_label(uint32_t ftype) {
     return it == names.end() ? fmt::format("type {}", ftype) : it->second;
 }
 
+/// The bench table's backend column for a model on the CUDA backend: "CUDA (device name)".
+std::string cuda_label() {
+#if defined(GENIE_CLI_HAVE_CUDA)
+    const genie::cuda::DeviceQuery q = genie::cuda::query_devices();
+    if (!q.devices.empty()) return fmt::format("CUDA ({})", q.devices.front().name);
+#endif
+    return "CUDA";
+}
+
 uint64_t peak_rss_bytes() {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
@@ -209,13 +218,8 @@ int cmd_bench(Args args) {
         else if (a == "-r" || a == "--repetitions") reps = static_cast<int32_t>(parse_int(a, value()));
         else if (a == "-b" || a == "--batch-size") batch = static_cast<int32_t>(parse_int(a, value()));
         else if (a == "--ttft-prompt") ttft_prompt = static_cast<int32_t>(parse_int(a, value()));
-        else if (a == "--backend") {
-            const std::string_view b = value();
-            if (b == "auto") backend_kind = BackendKind::Auto;
-            else if (b == "cpu") backend_kind = BackendKind::Cpu;
-            else if (b == "cuda") backend_kind = BackendKind::Cuda;
-            else throw Error(ErrorCode::InvalidArgument, fmt::format("--backend: '{}' (auto, cpu or cuda)", b));
-        } else if (a == "--no-warmup") warmup = false;
+        else if (a == "--backend") backend_kind = parse_backend(value());
+        else if (a == "--no-warmup") warmup = false;
         else if (a == "--json") json_out = true;
         else {
             fmt::print(stderr, "genie-cli bench: unknown argument '{}'\n", a);
@@ -251,14 +255,7 @@ int cmd_bench(Args args) {
                                                           : fmt::format("{:.0f}K", static_cast<double>(info.parameter_count) / 1e3),
                     type_label.empty() ? "(no file type)" : type_label);
     const std::string isa = genie::cpu::isa_description();
-    std::string backend = fmt::format("CPU ({})", isa);
-    if (model.impl().backend == BackendKind::Cuda) {
-        backend = "CUDA";
-#if defined(GENIE_CLI_HAVE_CUDA)
-        const genie::cuda::DeviceQuery q = genie::cuda::query_devices();
-        if (!q.devices.empty()) backend = fmt::format("CUDA ({})", q.devices.front().name);
-#endif
-    }
+    const std::string backend = model.impl().backend == BackendKind::Cuda ? cuda_label() : fmt::format("CPU ({})", isa);
 
     const int32_t max_depth = *std::max_element(depths.begin(), depths.end());
     int32_t need = ttft_prompt + 1;

@@ -45,6 +45,13 @@ int32_t parse_int(std::string_view opt, std::string_view s) {
 
 }  // namespace
 
+BackendKind parse_backend(std::string_view value) {
+    if (value == "auto") return BackendKind::Auto;
+    if (value == "cpu") return BackendKind::Cpu;
+    if (value == "cuda") return BackendKind::Cuda;
+    throw Error(ErrorCode::InvalidArgument, fmt::format("--backend: '{}' (auto, cpu or cuda)", value));
+}
+
 int cmd_info_plan(Args args) {
     std::string path;
     ModelOptions mo;
@@ -66,13 +73,8 @@ int cmd_info_plan(Args args) {
             else if (t == "f32") so.kv_type = KvType::F32;
             else if (t == "q8_0") so.kv_type = KvType::Q8_0;
             else throw Error(ErrorCode::InvalidArgument, fmt::format("--kv-type: '{}' (f16, f32 or q8_0)", t));
-        } else if (a == "--backend") {
-            const std::string_view b = value();
-            if (b == "auto") mo.backend = BackendKind::Auto;
-            else if (b == "cpu") mo.backend = BackendKind::Cpu;
-            else if (b == "cuda") mo.backend = BackendKind::Cuda;
-            else throw Error(ErrorCode::InvalidArgument, fmt::format("--backend: '{}' (auto, cpu or cuda)", b));
-        } else if (!a.empty() && a[0] != '-' && path.empty()) path = a;
+        } else if (a == "--backend") mo.backend = parse_backend(value());
+        else if (!a.empty() && a[0] != '-' && path.empty()) path = a;
         else throw Error(ErrorCode::InvalidArgument, fmt::format("genie-cli info --plan: unknown argument '{}'", a));
     }
     if (path.empty()) throw Error(ErrorCode::InvalidArgument, "genie-cli info --plan: no model given (-m MODEL)");

@@ -2,6 +2,8 @@
 // command's result (machine-readable where the issue says so), diagnostics go to stderr.
 #pragma once
 
+#include <genie/model.hpp>
+
 #include <span>
 #include <string_view>
 
@@ -16,5 +18,8 @@ int cmd_tokenize(Args args);
 int cmd_detokenize(Args args);
 int cmd_convert_tokenizer(Args args);
 int cmd_bench(Args args);
+
+/// The value of a --backend option: auto, cpu or cuda (genie::Error InvalidArgument else).
+BackendKind parse_backend(std::string_view value);
 
 }  // namespace genie::cli

@@ -62,7 +62,7 @@ inline Pair make_pair(backend::Workspace& ws, int64_t rows, int64_t cols, const 
     cuda_ok(cudaMemcpy(p.dev.data, p.host.data(), p.host.size() * sizeof(float), cudaMemcpyHostToDevice), "upload");
     // From pageable memory cudaMemcpy may return before the DMA has landed, and the CUDA
     // backend's kernels run on a non-blocking stream that does not wait for the legacy
-    // stream's copy (the first H200 run read half-uploaded rows: rms_norm off by 1e-4).
+    // stream's copy.
     cuda_ok(cudaDeviceSynchronize(), "upload (synchronize)");
     return p;
 }

@@ -216,8 +216,8 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
             // 2816 = 11 super-blocks: the decoded prefill path's k chunks (6 + 5); odd and even
             // super-block counts (the single-row path works in pairs); 33024 = 129 super-blocks:
             // past the single-row path's activation table (it falls back to the tile).
-            // Float weights (any k): lengths that end inside a SIMD step too (the 512-bit
-            // loop's masked last step, the 256-bit loop's scalar tail), and k below one step.
+            // Float weights (any k): lengths that end inside a SIMD step too (the loops'
+            // scalar tails), and k below one step.
             std::vector<int64_t> ks = {256, 512, 768, 2816, 33024};
             if (dtype_info(t).block_size == 1) ks.insert(ks.end(), {1, 7, 15, 17, 100, 129});
             for (int64_t k : ks) {
