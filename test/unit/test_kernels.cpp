@@ -218,9 +218,9 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
             // past the single-row path's activation table (it falls back to the tile).
             // Float weights (any k): lengths that end inside a SIMD step too (the loops'
             // scalar tails), and k below one step.
-            std::vector<int64_t> ks = {256, 512, 768, 2816, 33024};
-            if (dtype_info(t).block_size == 1) ks.insert(ks.end(), {1, 7, 15, 17, 100, 129});
-            for (int64_t k : ks) {
+            std::vector<int64_t> lengths = {256, 512, 768, 2816, 33024};
+            if (dtype_info(t).block_size == 1) lengths.insert(lengths.end(), {1, 7, 15, 17, 100, 129});
+            for (int64_t k : lengths) {
                 const int64_t nw = 11, na = 7;
                 const size_t wrow = quant::row_bytes(t, k);
                 std::vector<uint8_t> w(wrow * nw);
@@ -255,12 +255,48 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
     }
 }
 
+TEST_CASE("kernels: K-quant prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the reference dots", "[kernels]") {
+    // Shapes the small test above does not reach: 16-row weight groups plus a tail of 8
+    // (AMX: two full groups, the rest on the 4 x 4 tiles), token counts of one full
+    // 16-token tile, one tile plus one token (a padded tile), an odd number of tiles and
+    // pairs of tiles, and k of 1 and 11 super-blocks.
+    for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+            const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
+            CAPTURE(ks->isa, dtype_name(t));
+            for (int64_t k : {int64_t{256}, int64_t{2816}}) {
+                const int64_t nw = 40;
+                const size_t wrow = quant::row_bytes(t, k);
+                std::vector<uint8_t> w(wrow * nw);
+                for (int64_t j = 0; j < nw; ++j) {
+                    const auto wf = random_floats(k, static_cast<uint32_t>(j + 300), 0.1f);
+                    quant::quantize_row(t, wf.data(), w.data() + j * wrow, k);
+                }
+                const size_t arow = quant::row_bytes(DType::Q8_K, k);
+                const int64_t max_na = 51;
+                std::vector<uint8_t> a(arow * max_na);
+                for (int64_t r = 0; r < max_na; ++r) {
+                    const auto xf = random_floats(k, static_cast<uint32_t>(r + 700), 2.0f);
+                    quant::quantize_row(DType::Q8_K, xf.data(), a.data() + r * arow, k);
+                }
+                for (int64_t na : {int64_t{16}, int64_t{17}, int64_t{48}, max_na}) {
+                    CAPTURE(k, na);
+                    std::vector<float> y(static_cast<size_t>(na * nw), -1.0f);
+                    gemm(k, w.data(), wrow, nw, a.data(), arow, na, y.data(), nw);
+                    check_against_reference(t, k, w.data(), wrow, nw, a.data(), arow, na, y.data());
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales and activations", "[kernels]") {
     // Largest quants (Q4_K 15, Q5_K 31, Q6_K 63), extreme scales (Q4_K/Q5_K 63 and mins 63,
     // Q6_K -128 and 127) against activations at -128 (and +-127/-128 alternating): the
     // 4-product sums the VNNI kernels pack into 16-bit words reach 4 * 63 * 128 = 32256
     // and must neither saturate nor wrap. Single-row path, plain tiles and decoded 4x4 tiles.
-    const int64_t k = 512, nw = 8;
+    // 20 rows and up to 20 activation rows: AMX's 16 x 16 tiles (one full, one padded) too.
+    const int64_t k = 512, nw = 20;
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
         for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
@@ -282,14 +318,14 @@ TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales 
                 }
             }
             const size_t arow = quant::row_bytes(DType::Q8_K, k);
-            const int64_t na = 8;
+            const int64_t na = 20;
             std::vector<uint8_t> a(arow * na);
             for (int64_t r = 0; r < na; ++r) {
                 std::vector<float> x(static_cast<size_t>(k), -1.0f);  // quantizes to -128
                 if (r % 2) for (int64_t i = 0; i < k; i += 2) x[static_cast<size_t>(i)] = 1.0f;  // +127 between -128
                 quant::quantize_row(DType::Q8_K, x.data(), a.data() + r * arow, k);
             }
-            for (int64_t nr : {int64_t{1}, int64_t{3}, na}) {
+            for (int64_t nr : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{16}, na}) {
                 std::vector<float> y(static_cast<size_t>(nr * nw), 0.0f);
                 gemm(k, w.data(), wrow, nw, a.data(), arow, nr, y.data(), nw);
                 check_against_reference(t, k, w.data(), wrow, nw, a.data(), arow, nr, y.data());
@@ -358,7 +394,8 @@ TEST_CASE("kernels: the variants this CPU supports are built in and the best one
     __builtin_cpu_init();
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     CHECK(has("avx2") == avx2);
-    if (has("avx512_vnni")) CHECK(names.back() == "avx512_vnni");
+    if (has("avx512_amx")) CHECK(names.back() == "avx512_amx");
+    else if (has("avx512_vnni")) CHECK(names.back() == "avx512_vnni");
     else if (avx2) CHECK(names.back() == "avx2");
 #endif
     // Every SIMD set has its own kernel for each weight type (none inherited from scalar).

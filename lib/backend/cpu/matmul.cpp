@@ -15,8 +15,9 @@ namespace {
 /// Activation rows per panel in prefill: a panel of quantized activations stays in L2
 /// while a thread streams its weight rows past it.
 constexpr int64_t kPanelRows = 64;
-/// Output rows are handed to threads in multiples of this (the tallest kernel tile: AVX2 8-row).
-constexpr int64_t kRowGrain = 8;
+/// Output rows are handed to threads in multiples of this (the tallest kernel tile: AMX's
+/// 16 rows), so a row is computed by the same kernel whichever range it falls in.
+constexpr int64_t kRowGrain = 16;
 
 void round_activations(DType dot_type, const float* x, float* out, int64_t n, std::vector<uint8_t>& scratch) {
     switch (dot_type) {

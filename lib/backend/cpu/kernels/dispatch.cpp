@@ -17,6 +17,10 @@
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #endif
 
 namespace genie::cpu {
@@ -69,6 +73,30 @@ bool cpu_has_f16c() {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
 }
+
+// AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25) with the tile state enabled
+// in XCR0 (bits 17 and 18).
+bool cpu_has_amx_int8() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    if ((edx & (3u << 24)) != (3u << 24)) return false;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return false;  // OSXSAVE
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & (3u << 17)) == (3u << 17);
+}
+
+// Linux hands out the AMX tile data state only on request (arch_prctl
+// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); without it the first tile instruction is a
+// SIGILL. The permission is per process, so one request at dispatch covers every thread.
+bool os_grants_amx() {
+#if defined(__linux__)
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+}
 #endif
 
 bool cpu_has(const char* feature) {
@@ -80,6 +108,7 @@ bool cpu_has(const char* feature) {
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
                __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
+    if (!std::strcmp(feature, "amx")) return cpu_has("avx512") && cpu_has_amx_int8() && os_grants_amx();
     return false;
 #elif defined(__aarch64__) && defined(__linux__)
     if (!std::strcmp(feature, "neon")) return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
@@ -104,7 +133,7 @@ KernelSet merged(const KernelSet& best, const KernelSet& base) {
 std::vector<const KernelSet*> build_available() {
     static const KernelSet scalar = make_scalar();
     std::vector<const KernelSet*> sets{&scalar};
-    static KernelSet avx2, avx512, neon, neon_dotprod;
+    static KernelSet avx2, avx512, amx, neon, neon_dotprod;
     if (const KernelSet* k = detail::avx2_kernels(); k && cpu_has("avx2")) {
         avx2 = merged(*k, scalar);
         sets.push_back(&avx2);
@@ -112,6 +141,10 @@ std::vector<const KernelSet*> build_available() {
     if (const KernelSet* k = detail::avx512_kernels(); k && cpu_has("avx512")) {
         avx512 = merged(*k, sets.back() == &avx2 ? avx2 : scalar);
         sets.push_back(&avx512);
+        if (const KernelSet* x = detail::amx_kernels(); x && cpu_has("amx")) {
+            amx = merged(*x, avx512);
+            sets.push_back(&amx);
+        }
     }
     if (const KernelSet* k = detail::neon_kernels(); k && cpu_has("neon")) {
         neon = merged(*k, scalar);

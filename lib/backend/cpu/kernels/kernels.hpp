@@ -31,7 +31,7 @@ using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 inline constexpr int kTypeSlots = 64;
 
 struct KernelSet {
-    const char* isa = "scalar";         ///< "scalar", "avx2", "avx512_vnni", "neon" or "neon+dotprod"
+    const char* isa = "scalar";         ///< "scalar", "avx2", "avx512_vnni", "avx512_amx", "neon" or "neon+dotprod"
     GemmFn gemm[kTypeSlots] = {};        ///< by weight DType id; nullptr: no kernel
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
 };
@@ -59,6 +59,7 @@ namespace detail {
 // the platform lacks it).
 const KernelSet* avx2_kernels();
 const KernelSet* avx512_kernels();
+const KernelSet* amx_kernels();  ///< avx512_vnni plus AMX prefill tiles
 const KernelSet* neon_kernels();
 const KernelSet* neon_dotprod_kernels();
 }  // namespace detail
