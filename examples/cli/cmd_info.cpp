@@ -100,7 +100,7 @@ std::vector<std::string> cpu_features() {
     if (__builtin_cpu_supports(name)) f.emplace_back(name);
     GENIE_FEATURE("sse4.2") GENIE_FEATURE("avx") GENIE_FEATURE("avx2") GENIE_FEATURE("fma") GENIE_FEATURE("f16c")
     GENIE_FEATURE("avx512f") GENIE_FEATURE("avx512bw") GENIE_FEATURE("avx512vl") GENIE_FEATURE("avx512vnni")
-    GENIE_FEATURE("avx512bf16") GENIE_FEATURE("avxvnni")
+    GENIE_FEATURE("avx512bf16") GENIE_FEATURE("avxvnni") GENIE_FEATURE("amx-tile") GENIE_FEATURE("amx-int8")
 #undef GENIE_FEATURE
 #elif defined(__aarch64__) && defined(__linux__)
     const unsigned long hw = getauxval(AT_HWCAP);

@@ -34,6 +34,8 @@ def test_info_system_shape(genie_cli):
         assert "avx2" in f["cpu features"].split() and "fma" in f["cpu features"].split()
     if "avx512_vnni" in sets:
         assert "avx512vnni" in f["cpu features"].split()
+    if "avx512_amx" in sets:  # needs AVX-512 VNNI too: the AMX set is that set plus tiles
+        assert "avx512_vnni" in sets and "amx-int8" in f["cpu features"].split()
     assert re.match(r"\d+ hardware, \d+ usable", f["threads"])
     assert f["cuda"].startswith(("not built", "built"))
 

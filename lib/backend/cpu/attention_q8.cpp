@@ -145,7 +145,7 @@ using AccumulateFn = void (*)(const uint8_t*, size_t, int32_t, int32_t, const fl
 /// otherwise (GENIE_CPU_ISA=scalar included).
 AccumulateFn pick_accumulate(const cpu::KernelSet& ks) {
 #if defined(__x86_64__)
-    if (std::strcmp(ks.isa, "avx2") == 0 || std::strcmp(ks.isa, "avx512_vnni") == 0) return accumulate_values_avx2;
+    if (std::strcmp(ks.isa, "avx2") == 0 || std::strncmp(ks.isa, "avx512", 6) == 0) return accumulate_values_avx2;
 #endif
     (void)ks;
     return accumulate_values;

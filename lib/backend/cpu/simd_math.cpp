@@ -181,7 +181,7 @@ const MathFns& math_fns() {
 #if defined(__x86_64__)
         // The AVX2 variants need what every x86 kernel set above scalar has (AVX2, FMA, F16C).
         const char* isa = kernel_set().isa;
-        if (std::strcmp(isa, "avx2") == 0 || std::strcmp(isa, "avx512_vnni") == 0) {
+        if (std::strcmp(isa, "avx2") == 0 || std::strncmp(isa, "avx512", 6) == 0) {
             m.isa = "avx2";
             m.softmax_exp = softmax_exp_avx2;
             m.swiglu = swiglu_avx2;
