@@ -91,7 +91,8 @@ void run_rows(genie::cpu::GemmFn gemm, const Weight& w, const uint8_t* A, size_t
     // Up to 2 panels' worth is one panel: a typical prompt (~100 tokens) then has its
     // K-quant weights decoded once instead of twice (4B TTFT(100) 5-10 % faster, A/B on
     // Zen 3); longer prefills keep 64-row panels.
-    const int64_t panel = n <= 2 * kPanelRows ? n : kPanelRows;
+    const int64_t panel_rows = genie::cpu::kernel_set().panel_rows > 0 ? genie::cpu::kernel_set().panel_rows : kPanelRows;
+    const int64_t panel = n <= 2 * panel_rows ? n : panel_rows;
     for (int64_t i0 = 0; i0 < n; i0 += panel) {
         const int64_t rows = std::min(panel, n - i0);
         gemm(w.n_in, W + static_cast<size_t>(j0) * w.row_bytes, w.row_bytes, j1 - j0, A + static_cast<size_t>(i0) * a_stride,
