@@ -91,7 +91,10 @@ void run_rows(genie::cpu::GemmFn gemm, const Weight& w, const uint8_t* A, size_t
     // Up to 2 panels' worth is one panel: a typical prompt (~100 tokens) then has its
     // K-quant weights decoded once instead of twice (4B TTFT(100) 5-10 % faster, A/B on
     // Zen 3); longer prefills keep 64-row panels.
-    const int64_t panel_rows = genie::cpu::kernel_set().panel_rows > 0 ? genie::cpu::kernel_set().panel_rows : kPanelRows;
+    const genie::cpu::KernelSet& ks = genie::cpu::kernel_set();
+    int64_t panel_rows = kPanelRows;
+    if (ks.panel_bytes > 0)  // a set that decodes per call: as many rows as fit the budget, in 16s
+        panel_rows = std::max<int64_t>(16, static_cast<int64_t>(ks.panel_bytes / a_stride) & ~int64_t{15});
     const int64_t panel = n <= 2 * panel_rows ? n : panel_rows;
     for (int64_t i0 = 0; i0 < n; i0 += panel) {
         const int64_t rows = std::min(panel, n - i0);

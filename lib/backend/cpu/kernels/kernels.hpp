@@ -34,7 +34,7 @@ struct KernelSet {
     const char* isa = "scalar";         ///< "scalar", "avx2", "avx512_vnni", "avx512_amx", "neon" or "neon+dotprod"
     GemmFn gemm[kTypeSlots] = {};        ///< by weight DType id; nullptr: no kernel
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
-    int64_t panel_rows = 0;              ///< activation rows per gemm call in prefill; 0: matmul's default
+    size_t panel_bytes = 0;              ///< prefill: activation bytes per gemm call; 0: matmul's 64-row panels
 };
 
 /// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
