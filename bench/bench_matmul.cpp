@@ -5,6 +5,8 @@
 // Plus the activation quantizers. Run: build/bin/genie_bench_matmul [--benchmark_filter=Q4_K]
 // NOUT=512 (environment) sets the number of weight rows (default 4096 for decode, 512 for
 // prefill): with 512 a decode problem fits in L2, which times the arithmetic alone.
+// The weights ask for transparent huge pages (madvise), as the model file's mapping has
+// them from the page cache (see genie_bench_bandwidth); HUGE=0 leaves them on 4 KiB pages.
 #include "backend/cpu/kernels/kernels.hpp"
 #include "quant/quant.hpp"
 #include "quant/vec_dot.hpp"
@@ -12,18 +14,39 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <memory>
+#include <new>
 #include <random>
 #include <string>
+#include <sys/mman.h>
 #include <vector>
 
 using namespace genie;
 
 namespace {
 
+/// Weight storage: anonymous pages with MADV_HUGEPAGE unless HUGE=0.
+struct Pages {
+    uint8_t* p = nullptr;
+    size_t n = 0;
+    explicit Pages(size_t bytes) : n(bytes) {
+        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) throw std::bad_alloc();
+        const char* huge = getenv("HUGE");
+        if (!huge || atoi(huge) != 0) madvise(m, n, MADV_HUGEPAGE);
+        p = static_cast<uint8_t*>(m);
+    }
+    Pages(const Pages&) = delete;
+    Pages& operator=(const Pages&) = delete;
+    ~Pages() { munmap(p, n); }
+    uint8_t* data() const { return p; }
+    size_t size() const { return n; }
+};
+
 struct Problem {
     int64_t k, n_out;
     DType type;
-    std::vector<uint8_t> w;
+    std::unique_ptr<Pages> w;
     size_t wrow;
     std::vector<uint8_t> a;
     size_t arow;
@@ -34,10 +57,10 @@ Problem make_problem(DType type, int64_t k, int64_t n_out, int64_t n) {
     std::mt19937 rng(1);
     std::normal_distribution<float> dist(0.0f, 0.05f);
     std::vector<float> row(static_cast<size_t>(k));
-    p.w.resize(p.wrow * static_cast<size_t>(n_out));
+    p.w = std::make_unique<Pages>(p.wrow * static_cast<size_t>(n_out));
     for (int64_t j = 0; j < n_out; ++j) {
         for (auto& v : row) v = dist(rng);
-        quant::quantize_row(type, row.data(), p.w.data() + static_cast<size_t>(j) * p.wrow, k);
+        quant::quantize_row(type, row.data(), p.w->data() + static_cast<size_t>(j) * p.wrow, k);
     }
     const DType dt = quant::vec_dot_type(type);
     p.arow = quant::row_bytes(dt, k);
@@ -55,12 +78,12 @@ void bm_gemm(benchmark::State& state, const cpu::KernelSet* ks, DType type, int6
     std::vector<float> y(static_cast<size_t>(n_out * n));
     const cpu::GemmFn gemm = ks->gemm[static_cast<int>(type)];
     for (auto _ : state) {
-        gemm(k, p.w.data(), p.wrow, n_out, p.a.data(), p.arow, n, y.data(), static_cast<size_t>(n_out));
+        gemm(k, p.w->data(), p.wrow, n_out, p.a.data(), p.arow, n, y.data(), static_cast<size_t>(n_out));
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
     const double iters = static_cast<double>(state.iterations());
-    state.counters["weight_GB/s"] = benchmark::Counter(iters * static_cast<double>(p.w.size()) / 1e9, benchmark::Counter::kIsRate);
+    state.counters["weight_GB/s"] = benchmark::Counter(iters * static_cast<double>(p.w->size()) / 1e9, benchmark::Counter::kIsRate);
     state.counters["GFLOP/s"] =
         benchmark::Counter(iters * 2.0 * static_cast<double>(k * n_out * n) / 1e9, benchmark::Counter::kIsRate);
 }

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <string>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace genie::cli {
@@ -95,7 +96,12 @@ int cmd_chat(Args args) {
     Session session(model, session_options);
     Sampler sampler(sampling);
     std::vector<ChatMessage> history;
-    if (!system.empty()) history.push_back({.role = "system", .content = system});
+    if (!system.empty()) {
+        ChatMessage m;
+        m.role = "system";
+        m.content = system;
+        history.push_back(std::move(m));
+    }
     const size_t base = history.size();
     std::string line;
     for (;;) {

@@ -194,7 +194,9 @@ Quality compare_kv(const std::string& name, KvType test, KvType base, double tol
             }
             seq.push_back(expected[step]);
         }
-        Sampler greedy_a(SamplerOptions{.temperature = 0.0f}), greedy_b(SamplerOptions{.temperature = 0.0f});
+        SamplerOptions greedy;
+        greedy.temperature = 0.0f;
+        Sampler greedy_a(greedy), greedy_b(greedy);
         GenerateOptions go;
         go.max_tokens = 64;
         go.stop_on_eog = false;
