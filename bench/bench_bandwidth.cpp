@@ -9,6 +9,8 @@
 // with the pages a decode can have at best. bench/compare runs this once per round.
 //
 //   genie_bench_bandwidth [MiB=1024] [threads=hardware] [passes=5]
+#include "huge_buffer.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -17,8 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
-#include <sys/mman.h>
 #include <thread>
 #include <vector>
 
@@ -44,16 +46,15 @@ int main(int argc, char** argv) {
     const int max_threads = argc > 2 ? std::atoi(argv[2]) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int passes = argc > 3 ? std::atoi(argv[3]) : 5;
     const size_t n = mib * 1024 * 1024 / sizeof(uint64_t);
-    const size_t huge = size_t{2} << 20, bytes = n * sizeof(uint64_t);
-    void* mem = ::mmap(nullptr, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) {
+    const size_t bytes = n * sizeof(uint64_t);
+    std::unique_ptr<genie::bench::HugeBuffer> mem;
+    try {
+        mem = std::make_unique<genie::bench::HugeBuffer>(bytes);
+    } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "cannot allocate %zu MiB: %s\n", mib, std::strerror(errno));
         return 1;
     }
-    auto* buf = reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(mem) + huge - 1) & ~(huge - 1));
-#ifdef MADV_HUGEPAGE
-    ::madvise(buf, bytes, MADV_HUGEPAGE);  // best effort: THP may be off
-#endif
+    auto* buf = reinterpret_cast<uint64_t*>(mem->data());
     for (size_t i = 0; i < n; ++i) buf[i] = i * 0x9E3779B97F4A7C15ull;  // touch every page
     uint64_t huge_kb = 0;  // AnonHugePages of the process: this buffer's 2 MiB pages
     {
@@ -83,6 +84,5 @@ int main(int argc, char** argv) {
         std::printf("threads %d: %.1f GB/s (read %zu MiB in %.1f ms)\n", t, static_cast<double>(n * 8) / best / 1e9, mib,
                     best * 1e3);
     }
-    ::munmap(mem, bytes + huge);
     return 0;
 }

@@ -5,48 +5,29 @@
 // Plus the activation quantizers. Run: build/bin/genie_bench_matmul [--benchmark_filter=Q4_K]
 // NOUT=512 (environment) sets the number of weight rows (default 4096 for decode, 512 for
 // prefill): with 512 a decode problem fits in L2, which times the arithmetic alone.
-// The weights ask for transparent huge pages (madvise), as the model file's mapping has
-// them from the page cache (see genie_bench_bandwidth); HUGE=0 leaves them on 4 KiB pages.
+// The weights sit on transparent huge pages (huge_buffer.hpp), as the model file's
+// mapping has them; HUGE=0 leaves them on 4 KiB pages.
 #include "backend/cpu/kernels/kernels.hpp"
 #include "quant/quant.hpp"
 #include "quant/vec_dot.hpp"
+#include "huge_buffer.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
 #include <memory>
-#include <new>
 #include <random>
 #include <string>
-#include <sys/mman.h>
 #include <vector>
 
 using namespace genie;
 
 namespace {
 
-/// Weight storage: anonymous pages with MADV_HUGEPAGE unless HUGE=0.
-struct Pages {
-    uint8_t* p = nullptr;
-    size_t n = 0;
-    explicit Pages(size_t bytes) : n(bytes) {
-        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) throw std::bad_alloc();
-        const char* huge = getenv("HUGE");
-        if (!huge || atoi(huge) != 0) madvise(m, n, MADV_HUGEPAGE);
-        p = static_cast<uint8_t*>(m);
-    }
-    Pages(const Pages&) = delete;
-    Pages& operator=(const Pages&) = delete;
-    ~Pages() { munmap(p, n); }
-    uint8_t* data() const { return p; }
-    size_t size() const { return n; }
-};
-
 struct Problem {
     int64_t k, n_out;
     DType type;
-    std::unique_ptr<Pages> w;
+    std::unique_ptr<bench::HugeBuffer> w;
     size_t wrow;
     std::vector<uint8_t> a;
     size_t arow;
@@ -57,7 +38,8 @@ Problem make_problem(DType type, int64_t k, int64_t n_out, int64_t n) {
     std::mt19937 rng(1);
     std::normal_distribution<float> dist(0.0f, 0.05f);
     std::vector<float> row(static_cast<size_t>(k));
-    p.w = std::make_unique<Pages>(p.wrow * static_cast<size_t>(n_out));
+    const char* huge = getenv("HUGE");
+    p.w = std::make_unique<bench::HugeBuffer>(p.wrow * static_cast<size_t>(n_out), !huge || atoi(huge) != 0);
     for (int64_t j = 0; j < n_out; ++j) {
         for (auto& v : row) v = dist(rng);
         quant::quantize_row(type, row.data(), p.w->data() + static_cast<size_t>(j) * p.wrow, k);
