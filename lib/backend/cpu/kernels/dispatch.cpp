@@ -186,4 +186,16 @@ const KernelSet& kernel_set() {
 
 std::string isa_description() { return kernel_set().isa; }
 
+bool decode_two_streams() {
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool intel = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_is("intel") != 0;
+    }();
+    return intel;
+#else
+    return false;
+#endif
+}
+
 }  // namespace genie::cpu

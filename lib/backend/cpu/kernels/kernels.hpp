@@ -54,6 +54,10 @@ std::vector<const KernelSet*> available_kernel_sets();
 const KernelSet& kernel_set();
 /// The ISA in use, e.g. "avx512_vnni" (for genie-cli info --system).
 std::string isa_description();
+/// Whether the 512-bit Q4_K / Q5_K single-row (decode) kernel walks two rows half its
+/// range apart at once, two weight streams per core: on Intel CPUs, where it was measured
+/// (x86_kernels.inc, gemv_k45); elsewhere one stream.
+bool decode_two_streams();
 
 namespace detail {
 // Per-ISA tables, filled by each variant's translation unit (nullptr where the build or
