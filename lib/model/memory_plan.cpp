@@ -153,7 +153,9 @@ MemoryPlan plan_for_context(const PlanModel& m, const PlanTarget& target, int32_
     const uint64_t q_dim = static_cast<uint64_t>(hp.n_head) * hp.head_dim_k;
     const uint64_t kv_dim = static_cast<uint64_t>(hp.n_head_kv) * hp.head_dim_k;
     const uint64_t max_in = static_cast<uint64_t>(std::max<int64_t>(m.max_n_in, hp.n_ff));
-    uint64_t scratch = 4 * (b * (2 * static_cast<uint64_t>(hp.n_embd) + 2 * q_dim + 2 * kv_dim + 2 * static_cast<uint64_t>(hp.n_ff)) +
+    // q, k, v, attn share one region with gate, up (never live together).
+    const uint64_t layer_cols = std::max(2 * q_dim + 2 * kv_dim, 2 * static_cast<uint64_t>(hp.n_ff));
+    uint64_t scratch = 4 * (b * (2 * static_cast<uint64_t>(hp.n_embd) + layer_cols) +
                             static_cast<uint64_t>(hp.n_embd) + static_cast<uint64_t>(hp.n_vocab));
     scratch += 4 * static_cast<uint64_t>(hp.n_vocab);  // the session's logits (host)
     if (target.backend == BackendKind::Cuda) {
