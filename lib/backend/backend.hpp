@@ -151,6 +151,9 @@ public:
     virtual void add(Tensor& x, const Tensor& y) = 0;
     /// Copies row `row` of t to host memory.
     virtual void read_row(const Tensor& t, int64_t row, float* host_dst) = 0;
+    /// Whether ops take tensors in any host memory (the CPU backend): the forward pass then
+    /// has the output projection write the logits straight into the caller's buffer.
+    virtual bool host_tensors() const noexcept { return false; }
 };
 
 /// The CPU backend with `threads` worker threads (0 = hardware concurrency).

@@ -103,9 +103,11 @@ void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* log
     backend::Tensor last{x.row(n - 1), 1, hp.n_embd};
     backend::Tensor normed = ws.allocate(1, hp.n_embd);
     be.rms_norm(last, w.output_norm, hp.rms_eps, normed);
-    backend::Tensor out = ws.allocate(1, hp.n_vocab);
+    // In host memory the logits go straight to the caller (a 600 KB copy per token less at
+    // a 152K vocabulary: 0.7 % of a 0.6B decode's samples).
+    backend::Tensor out = be.host_tensors() ? backend::Tensor{logits, 1, hp.n_vocab} : ws.allocate(1, hp.n_vocab);
     be.matmul(w.output, normed, out);
-    be.read_row(out, 0, logits);
+    if (out.data != logits) be.read_row(out, 0, logits);
 }
 
 }  // namespace genie::model

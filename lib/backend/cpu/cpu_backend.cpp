@@ -485,6 +485,7 @@ public:
     void read_row(const Tensor& t, int64_t row, float* host_dst) override {
         std::memcpy(host_dst, t.row(row), static_cast<size_t>(t.cols) * sizeof(float));
     }
+    bool host_tensors() const noexcept override { return true; }
 
 private:
     /// fn(r) for each row r < rows: threaded when the op is large enough to pay for a
