@@ -35,7 +35,7 @@ SessionOptions options(KvType type, int32_t context = 256) {
 }
 
 std::vector<TokenId> greedy(Session& s, std::span<const TokenId> prompt, int32_t n, int32_t* reused = nullptr) {
-    Sampler sampler(SamplerOptions{.temperature = 0.0f});
+    Sampler sampler(SamplerOptions{} /* greedy: temperature 0 */);
     GenerateOptions go;
     go.max_tokens = n;
     go.stop_on_eog = false;
@@ -123,7 +123,7 @@ TEST_CASE("kv state: a restored session continues exactly like the original", "[
 
                 // Loading over a session that already holds another conversation replaces it.
                 Session c = primed(model, type);
-                Sampler s0(SamplerOptions{.temperature = 0.0f});
+                Sampler s0(SamplerOptions{} /* greedy: temperature 0 */);
                 c.generate("Something else entirely", s0);
                 c.load_state(path);
                 CHECK(greedy(c, held, 32) == expected);
