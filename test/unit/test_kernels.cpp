@@ -47,6 +47,16 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
     return v;
 }
 
+/// Sets decode_two_streams() for a scope and restores it after: the single-row (decode)
+/// kernels walk one or two row streams by CPU vendor, and both walks are tested anywhere.
+struct DecodeStreams {
+    explicit DecodeStreams(bool two) : saved(cpu::decode_two_streams()) { cpu::set_decode_two_streams(two); }
+    ~DecodeStreams() { cpu::set_decode_two_streams(saved); }
+    DecodeStreams(const DecodeStreams&) = delete;
+    DecodeStreams& operator=(const DecodeStreams&) = delete;
+    bool saved;
+};
+
 /// Activations in the weight's dot type, as the kernels receive them.
 std::vector<uint8_t> activations(DType weight, const float* x, int64_t k) {
     const DType dt = quant::vec_dot_type(weight);
@@ -208,11 +218,13 @@ TEST_CASE("vec_dot: reference dot products are bit-identical to ggml's generic o
 TEST_CASE("kernels: every kernel set matches the reference dots, tile edges included", "[kernels]") {
     const auto sets = cpu::available_kernel_sets();
     INFO("kernel sets: " << sets.size() << ", in use: " << cpu::isa_description());
+    for (const bool two_streams : {false, true})
     for (const cpu::KernelSet* ks : sets) {
+        const DecodeStreams walk(two_streams);
         for (DType t : kWeightTypes) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             if (!gemm) continue;
-            CAPTURE(ks->isa, dtype_name(t));
+            CAPTURE(two_streams, ks->isa, dtype_name(t));
             // 2816 = 11 super-blocks: the decoded prefill path's k chunks (6 + 5); odd and even
             // super-block counts (the single-row path works in pairs); 33024 = 129 super-blocks:
             // past the single-row path's activation table (it falls back to the tile).
@@ -297,11 +309,13 @@ TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales 
     // and must neither saturate nor wrap. Single-row path, plain tiles and decoded 4x4 tiles.
     // 20 rows and up to 20 activation rows: AMX's 16 x 16 tiles (one full, one padded) too.
     const int64_t k = 512, nw = 20;
+    for (const bool two_streams : {false, true})
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
+        const DecodeStreams walk(two_streams);
         for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             if (!gemm) continue;
-            CAPTURE(ks->isa, dtype_name(t));
+            CAPTURE(two_streams, ks->isa, dtype_name(t));
             const size_t wrow = quant::row_bytes(t, k);
             std::vector<uint8_t> w(wrow * nw, 0xFF);
             for (int64_t b = 0; b < nw * k / 256; ++b) {

@@ -7,6 +7,7 @@
 #include "quant/vec_dot.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <type_traits>
@@ -186,16 +187,24 @@ const KernelSet& kernel_set() {
 
 std::string isa_description() { return kernel_set().isa; }
 
-bool decode_two_streams() {
+namespace {
+bool detect_two_streams() {
+    if (const char* want = std::getenv("GENIE_DECODE_STREAMS"); want && *want) return std::strcmp(want, "1") != 0;
 #if defined(__x86_64__) || defined(__i386__)
-    static const bool intel = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_is("intel") != 0;
-    }();
-    return intel;
+    __builtin_cpu_init();
+    return __builtin_cpu_is("intel") != 0;
 #else
     return false;
 #endif
 }
+std::atomic<bool>& two_streams_flag() {
+    static std::atomic<bool> flag{detect_two_streams()};
+    return flag;
+}
+}  // namespace
+
+bool decode_two_streams() { return two_streams_flag().load(std::memory_order_relaxed); }
+
+void set_decode_two_streams(bool on) { two_streams_flag().store(on, std::memory_order_relaxed); }
 
 }  // namespace genie::cpu

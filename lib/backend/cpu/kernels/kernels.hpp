@@ -56,8 +56,11 @@ const KernelSet& kernel_set();
 std::string isa_description();
 /// Whether the 512-bit Q4_K / Q5_K single-row (decode) kernel walks two rows half its
 /// range apart at once, two weight streams per core: on Intel CPUs, where it was measured
-/// (x86_kernels.inc, gemv_k45); elsewhere one stream.
+/// (x86_kernels.inc, gemv_k45); elsewhere one stream. GENIE_DECODE_STREAMS=1 or 2 in the
+/// environment overrides the choice (to measure it on another CPU).
 bool decode_two_streams();
+/// Overrides decode_two_streams() for the whole process (tests run both walks on any CPU).
+void set_decode_two_streams(bool on);
 
 namespace detail {
 // Per-ISA tables, filled by each variant's translation unit (nullptr where the build or
