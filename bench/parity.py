@@ -2,7 +2,7 @@
 """The parity gate: libgenie (Python bindings) against llama.cpp (llama-cpp-python) on
 the same GGUF, the same prompts and the same sampler settings, token by token.
 
-    PYTHONPATH=build/python python3 bench/parity.py MODEL.gguf [--n 32] [--threads 2]
+    PYTHONPATH=build/python python3 bench/parity.py MODEL.gguf [--n 32] [--threads 2] [--llama-repack off]
 
 10 fixed prompts x temperatures 0, 0.7 and 1.0 (seed 1000 + prompt index; top_k 40,
 top_p 0.95, min_p 0.05, no penalties). When the GGUF has a chat template the prompt is
@@ -34,10 +34,23 @@ def main():
     ap.add_argument("--n", type=int, default=32, help="tokens per generation")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ctx", type=int, default=512)
+    ap.add_argument("--llama-repack", choices=["on", "off"], default="on",
+                    help="off: llama.cpp without its extra weight buffers (its --no-repack: no AMX, no CPU_REPACK; "
+                         "where its AMX path crashes, docs/performance.md)")
     args = ap.parse_args()
 
     import genie
     import llama_cpp
+    if args.llama_repack == "off":  # Llama() has no argument for it: patch the defaults it reads
+        import llama_cpp.llama_cpp as lc_raw
+        default_params = lc_raw.llama_model_default_params
+
+        def no_repack_params():
+            p = default_params()
+            p.use_extra_bufts = False
+            return p
+
+        lc_raw.llama_model_default_params = no_repack_params
 
     model = genie.Model(args.model)
     session = genie.Session(model, context_length=args.ctx, threads=args.threads)

@@ -267,16 +267,20 @@ TEST_CASE("kernels: every kernel set matches the reference dots, tile edges incl
     }
 }
 
-TEST_CASE("kernels: K-quant prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the reference dots", "[kernels]") {
+TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the reference dots", "[kernels]") {
     // Shapes the small test above does not reach: 16-row weight groups plus a tail of 8
     // (AMX: two full groups, the rest on the 4 x 4 tiles), token counts of one full
     // 16-token tile, one tile plus one token (a padded tile), an odd number of tiles and
-    // pairs of tiles, and k of 1 and 11 super-blocks.
+    // pairs of tiles, and k of 1 and 11 super-blocks (Q8_0 / Q4_0: 8, 88 and 9 blocks of
+    // 32, the last an odd count for the AMX path's block pairs).
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
-        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             CAPTURE(ks->isa, dtype_name(t));
-            for (int64_t k : {int64_t{256}, int64_t{2816}}) {
+            const bool k_quant = dtype_info(t).block_size == 256;
+            std::vector<int64_t> lengths = {256, 2816};
+            if (!k_quant) lengths.push_back(288);
+            for (int64_t k : lengths) {
                 const int64_t nw = 40;
                 const size_t wrow = quant::row_bytes(t, k);
                 std::vector<uint8_t> w(wrow * nw);
@@ -284,12 +288,13 @@ TEST_CASE("kernels: K-quant prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the
                     const auto wf = random_floats(k, static_cast<uint32_t>(j + 300), 0.1f);
                     quant::quantize_row(t, wf.data(), w.data() + j * wrow, k);
                 }
-                const size_t arow = quant::row_bytes(DType::Q8_K, k);
+                const size_t arow = quant::row_bytes(quant::vec_dot_type(t), k);
                 const int64_t max_na = 51;
                 std::vector<uint8_t> a(arow * max_na);
                 for (int64_t r = 0; r < max_na; ++r) {
                     const auto xf = random_floats(k, static_cast<uint32_t>(r + 700), 2.0f);
-                    quant::quantize_row(DType::Q8_K, xf.data(), a.data() + r * arow, k);
+                    const auto q = activations(t, xf.data(), k);
+                    std::memcpy(a.data() + r * arow, q.data(), arow);
                 }
                 for (int64_t na : {int64_t{16}, int64_t{17}, int64_t{48}, max_na}) {
                     CAPTURE(k, na);
