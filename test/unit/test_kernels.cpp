@@ -271,10 +271,10 @@ TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the referen
     // Shapes the small test above does not reach: 16-row weight groups plus a tail of 8
     // (AMX: two full groups, the rest on the 4 x 4 tiles), token counts of one full
     // 16-token tile, one tile plus one token (a padded tile), an odd number of tiles and
-    // pairs of tiles, and k of 1 and 11 super-blocks (Q8_0 / Q4_0: 8, 88 and 9 blocks of
+    // pairs of tiles, and k of 1 and 11 super-blocks (32-element blocks: 8, 88 and 9 blocks of
     // 32, the last an odd count for the AMX path's block pairs).
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
-        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             CAPTURE(ks->isa, dtype_name(t));
             const bool k_quant = dtype_info(t).block_size == 256;
