@@ -155,10 +155,10 @@ MemoryPlan plan_for_context(const PlanModel& m, const PlanTarget& target, int32_
     const uint64_t max_in = static_cast<uint64_t>(std::max<int64_t>(m.max_n_in, hp.n_ff));
     // q, k, v, attn share one region with gate, up (never live together).
     const uint64_t layer_cols = std::max(2 * q_dim + 2 * kv_dim, 2 * static_cast<uint64_t>(hp.n_ff));
-    uint64_t scratch = 4 * (b * (2 * static_cast<uint64_t>(hp.n_embd) + layer_cols) +
-                            static_cast<uint64_t>(hp.n_embd) + static_cast<uint64_t>(hp.n_vocab));
+    uint64_t scratch = 4 * (b * (2 * static_cast<uint64_t>(hp.n_embd) + layer_cols) + static_cast<uint64_t>(hp.n_embd));
     scratch += 4 * static_cast<uint64_t>(hp.n_vocab);  // the session's logits (host)
     if (target.backend == BackendKind::Cuda) {
+        scratch += 4 * static_cast<uint64_t>(hp.n_vocab);  // the logits row on the device (the CPU writes the session's in place)
         // Q8_1 activations of a decode step, F16 activations + one F16 weight tile of
         // prefill (cuda/backend.cpp: at most 32 Mi elements), attention partials.
         scratch += 8 * max_in * 36 / 32;
