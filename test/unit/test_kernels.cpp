@@ -378,6 +378,47 @@ TEST_CASE("kernels: SIMD activation quantizers are bit-identical to the scalar o
     }
 }
 
+TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values) matches a double sum", "[kernels]") {
+    // Odd strides, head sizes with vector and scalar tails, query counts around the tile
+    // sizes (1-4, 9, 32 = a prefill block) and cell counts around the probability chunk (256).
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> value(-2.0f, 2.0f), prob(0.0f, 1.0f);
+    for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
+        REQUIRE(ks->accumulate_f16 != nullptr);
+        for (int64_t hd : {4, 8, 16, 20, 64, 80, 128}) {
+            for (int64_t n : {1, 7, 256, 300, 600}) {
+                const size_t v_stride = static_cast<size_t>(hd) + 3, p_stride = static_cast<size_t>(n) + 5, ldo = static_cast<size_t>(hd) + 2;
+                std::vector<uint16_t> v(static_cast<size_t>(n) * v_stride);
+                for (auto& e : v) e = fp32_to_fp16(value(rng));
+                for (int64_t nq : {1, 2, 3, 4, 5, 9, 32}) {
+                    CAPTURE(ks->isa, hd, n, nq);
+                    std::vector<uint16_t> p(static_cast<size_t>(nq) * p_stride);
+                    for (auto& e : p) e = fp32_to_fp16(prob(rng) / static_cast<float>(n));
+                    std::vector<float> o(static_cast<size_t>(nq) * ldo, 123.0f);
+                    ks->accumulate_f16(n, v.data(), v_stride, hd, p.data(), p_stride, nq, o.data(), ldo);
+                    int bad = 0;
+                    for (int64_t i = 0; i < nq; ++i) {
+                        for (int64_t d = 0; d < hd; ++d) {
+                            double want = 0.0, mag = 0.0;
+                            for (int64_t t = 0; t < n; ++t) {
+                                const double term = static_cast<double>(fp16_to_fp32(p[static_cast<size_t>(i) * p_stride + static_cast<size_t>(t)])) *
+                                                    fp16_to_fp32(v[static_cast<size_t>(t) * v_stride + static_cast<size_t>(d)]);
+                                want += term;
+                                mag += std::fabs(term);
+                            }
+                            const double got = o[static_cast<size_t>(i) * ldo + static_cast<size_t>(d)];
+                            if (std::fabs(got - want) > 1e-5 * mag + 1e-9) ++bad;
+                        }
+                        for (size_t d = static_cast<size_t>(hd); d < ldo; ++d)  // the padding stays untouched
+                            if (o[static_cast<size_t>(i) * ldo + d] != 123.0f) ++bad;
+                    }
+                    CHECK(bad == 0);
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("kernels: ggml x86 Q8_0 activation quantizer", "[kernels]") {
     // 127/amax and round half to even: 0.5 * 127 / 127 -> 0 (the reference rounds it to 1).
     float x[32] = {};

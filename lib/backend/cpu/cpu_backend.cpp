@@ -50,12 +50,14 @@ void copy_head_runs(uint8_t* layer, int32_t n_ctx, int32_t n_head, size_t head_b
 }
 
 /// The KV cache. Q8_0: per layer and KV head, n_ctx cells of head_dim / 32 blocks
-/// (attention_q8.hpp). F16 / F32: per layer and KV head, K as [n_ctx, head_dim] (a head's keys contiguous)
-/// and V transposed, [head_dim, n_ctx] (each value dimension's cells contiguous), as
-/// llama.cpp keeps V without flash attention. Decode attention then streams each head's
-/// K and V sequentially, and V·p is a dot product over cells like K·q; with cell rows
-/// holding every head, a head read 256 of every 2048 bytes, which ran at half the
-/// speed (docs/kv-cache.md). KV persistence still sees cell rows (read_cells).
+/// (attention_q8.hpp). F16 / F32: per layer and KV head, K and V each as [n_ctx, head_dim]
+/// (a head's cells contiguous, cell-major; llama.cpp's layout with flash attention).
+/// Attention streams each head's K and V sequentially (with cell rows holding every
+/// head, a head read 256 of every 2048 bytes, which ran at half the speed), and storing a
+/// token writes two runs of head_dim per head. (Until 2026-12-06 V was transposed,
+/// [head_dim, n_ctx], as llama.cpp keeps it without flash attention: a token's store
+/// then touched head_dim lines n_ctx apart per head; docs/kv-cache.md.) KV persistence
+/// sees cell rows (read_cells).
 class CpuKvCache final : public KvCache {
 public:
     explicit CpuKvCache(const KvLayout& layout) : KvCache(layout) {
@@ -78,8 +80,8 @@ public:
     }
     /// Elements of one cell (every KV head).
     size_t row() const { return static_cast<size_t>(layout_.n_head_kv) * layout_.head_dim; }
-    /// First element of KV head `head` of `layer` (F16 / F32): its keys, [n_ctx, head_dim],
-    /// and its transposed values, [head_dim, n_ctx], each start here in k16/k32, v16/v32.
+    /// First element of KV head `head` of `layer` (F16 / F32): its keys and its values, each
+    /// [n_ctx, head_dim], start here in k16/k32 and v16/v32.
     size_t head_base(int32_t layer, int32_t head) const {
         return (static_cast<size_t>(layer) * layout_.n_head_kv + static_cast<size_t>(head)) * layout_.n_ctx * layout_.head_dim;
     }
@@ -99,29 +101,11 @@ public:
         E* K = keys<E>().data();
         E* V = values<E>().data();
         const int32_t hd = layout_.head_dim;
-        const size_t rw = row(), n_ctx = static_cast<size_t>(layout_.n_ctx);
         using Bytes = std::conditional_t<kIntoCache, const uint8_t*, uint8_t*>;
         copy_head_runs<kIntoCache>(reinterpret_cast<uint8_t*>(K + head_base(layer, 0)), layout_.n_ctx, layout_.n_head_kv,
                                    hd * sizeof(E), first, n, reinterpret_cast<Bytes>(k_rows), h0, h1);
-        // A cell's values go one per value dimension, n_ctx apart: each store is a line the
-        // weights streamed since the last token evicted. Asking for every line first (for
-        // writing) keeps the misses in flight together; stored one after another they cost
-        // 3 % of a 0.6B decode's thread time, asked for first 1 % (perf, tg128).
-        if constexpr (kIntoCache)
-            for (int32_t h = h0; h < h1; ++h)
-                for (int32_t d = 0; d < hd; ++d)
-                    __builtin_prefetch(V + head_base(layer, h) + d * n_ctx + static_cast<size_t>(first), 1, 3);
-        for (int32_t h = h0; h < h1; ++h) {
-            const size_t base = head_base(layer, h), col = static_cast<size_t>(h) * hd;
-            for (int32_t d = 0; d < hd; ++d) {
-                E* vt = V + base + d * n_ctx + static_cast<size_t>(first);
-                T* cell = v_rows + col + static_cast<size_t>(d);
-                for (int32_t c = 0; c < n; ++c) {
-                    if constexpr (kIntoCache) vt[c] = cell[c * rw];
-                    else cell[c * rw] = vt[c];
-                }
-            }
-        }
+        copy_head_runs<kIntoCache>(reinterpret_cast<uint8_t*>(V + head_base(layer, 0)), layout_.n_ctx, layout_.n_head_kv,
+                                   hd * sizeof(E), first, n, reinterpret_cast<Bytes>(v_rows), h0, h1);
     }
 
     // KV persistence: raw cell bytes in the cache's element format, cell-major.
@@ -290,13 +274,16 @@ public:
         const size_t row = c.row();
         const auto n = static_cast<int32_t>(k.rows);
         const int32_t hd = c.layout().head_dim;
-        // Split by KV head: the transposed V's stores miss (copy_cells); on one thread they
-        // held the other waiting (0.6B tg64 +2 % split, +1-3 % more with copy_cells' prefetch).
+        // A prompt's cells are split by KV head over the pool; a few cells (decode: 2 runs of
+        // head_dim per head) are stored by the calling thread, without a dispatch.
+        const bool inline_store = n < 8;
         if (c.layout().type != KvType::F16) {  // F32 rows as they are
-            pool_.parallel_for(c.layout().n_head_kv, [&](int64_t h0, int64_t h1) {
+            auto store = [&](int64_t h0, int64_t h1) {
                 c.copy_cells<true>(layer, first_pos, n, static_cast<const float*>(k.data), static_cast<const float*>(v.data),
                                    static_cast<int32_t>(h0), static_cast<int32_t>(h1));
-            });
+            };
+            if (inline_store) store(0, c.layout().n_head_kv);
+            else pool_.parallel_for(c.layout().n_head_kv, store);
             return;
         }
         // F32 -> F16 round to nearest even: the kernel set's converter (F16C) or fp32_to_fp16.
@@ -305,7 +292,7 @@ public:
         if (kv_rows16_.size() < 2 * count) kv_rows16_.resize(2 * count);  // kept: no allocation per token
         uint16_t* k16 = kv_rows16_.data();
         uint16_t* v16 = k16 + count;
-        pool_.parallel_for(c.layout().n_head_kv, [&](int64_t h0, int64_t h1) {
+        auto store = [&](int64_t h0, int64_t h1) {
             // This range's heads of each cell row, converted in place in the cell rows.
             const size_t col = static_cast<size_t>(h0) * hd, len = static_cast<size_t>(h1 - h0) * hd;
             for (int32_t r = 0; r < n; ++r) {
@@ -322,7 +309,9 @@ public:
             }
             c.copy_cells<true>(layer, first_pos, n, static_cast<const uint16_t*>(k16), static_cast<const uint16_t*>(v16),
                                static_cast<int32_t>(h0), static_cast<int32_t>(h1));
-        });
+        };
+        if (inline_store) store(0, c.layout().n_head_kv);
+        else pool_.parallel_for(c.layout().n_head_kv, store);
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
@@ -342,20 +331,21 @@ public:
         // As ggml with an F16 cache and flash attention off: q converted to F16, K·q
         // accumulated in float, softmax with exp in float (ggml's vectorised expf) and the
         // sum in double, probabilities converted to F16, then V·p as ggml's mul_mat of the
-        // transposed V and the F16 probabilities: a dot product over the cells.
+        // transposed V and the F16 probabilities (products and sums in float; the cache
+        // keeps V cell-major, so the kernel set's accumulate_f16 sums cell rows in order).
         //
         // Work item: a block of consecutive query rows x one KV head, covering the query
         // heads that share it (GQA), so that each K and V row loaded serves every query of
         // the block: S = Q K^T for the block by the F16 gemm kernel (over the causal range
         // of the block's last row; cells past a row's own position get probability 0),
-        // softmax per query, then O = P V by the same kernel over the head's transposed V.
-        // Both stream the head's K and V sequentially (CpuKvCache). A block is sized so that
+        // softmax per query, then O = P V by accumulate_f16 over the head's V rows. Both
+        // stream the head's K and V sequentially (CpuKvCache). A block is sized so that
         // its scores stay in L2 for long contexts. Items are handed out longest first (the
         // causal range grows with the row) so the threads end together.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
-        const size_t n_ctx = static_cast<size_t>(c.layout().n_ctx);
         const genie::cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::F16)];
+        const genie::cpu::AccumulateF16Fn accumulate = ks.accumulate_f16;
         const genie::cpu::QuantizeFn to_f16 = ks.quantize[static_cast<int>(DType::F16)];
         const genie::cpu::MathFns& math = genie::cpu::math_fns();
         const int64_t n = q.rows;
@@ -375,7 +365,7 @@ public:
                 const int64_t nq = (r1 - r0) * group;
                 const int64_t n_kv_max = first_pos + r1;  // causal range of the block's last row
                 const uint16_t* K = c.k16.data() + c.head_base(layer, hk);   // [n_ctx, hd]
-                const uint16_t* Vt = c.v16.data() + c.head_base(layer, hk);  // [hd, n_ctx]
+                const uint16_t* V = c.v16.data() + c.head_base(layer, hk);   // [n_ctx, hd]
                 q16.resize(static_cast<size_t>(nq) * hd);
                 for (int64_t r = r0; r < r1; ++r)
                     to_f16(q.row(r) + static_cast<int64_t>(h0) * hd, q16.data() + static_cast<size_t>((r - r0) * group) * hd,
@@ -397,14 +387,10 @@ public:
                     to_f16(sg, pg, n_kv);
                     std::fill(pg + n_kv, pg + n_kv_max, uint16_t{0});
                 }
-                // o[i][d] = Vt[d] · p[i]. A single query (no GQA, decode) goes in as two
-                // identical columns (stride 0): the kernel's one-column path runs one row at
-                // a time on one accumulator chain, which the long dot over the cells makes
-                // latency-bound; its two-column tiles are not.
-                const int64_t cols = std::max<int64_t>(nq, 2);
-                o.resize(static_cast<size_t>(cols * hd));
-                dot(n_kv_max, Vt, n_ctx * sizeof(uint16_t), hd, p16.data(), nq == 1 ? 0 : n_kv_max * sizeof(uint16_t), cols,
-                    o.data(), static_cast<size_t>(hd));
+                // o[i][d] = sum over cells t of p[i][t] V[t][d]
+                o.resize(static_cast<size_t>(nq * hd));
+                accumulate(n_kv_max, V, static_cast<size_t>(hd), hd, p16.data(), static_cast<size_t>(n_kv_max), nq, o.data(),
+                           static_cast<size_t>(hd));
                 for (int64_t i = 0; i < nq; ++i)
                     std::memcpy(out.row(r0 + i / group) + static_cast<int64_t>(h0 + i % group) * hd,
                                 o.data() + static_cast<size_t>(i * hd), static_cast<size_t>(hd) * sizeof(float));
@@ -453,7 +439,7 @@ public:
                 for (int32_t i = 0; i < hd; ++i) {
                     double acc = 0.0;
                     for (int32_t t = 0; t < n_kv; ++t) {
-                        const size_t at = c.head_base(layer, hk) + static_cast<size_t>(i) * c.layout().n_ctx + static_cast<size_t>(t);
+                        const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t) * hd + static_cast<size_t>(i);
                         const float vf = f16 ? fp16_to_fp32(c.v16[at]) : c.v32[at];
                         acc += static_cast<double>(vf) * scores[static_cast<size_t>(t)];
                     }

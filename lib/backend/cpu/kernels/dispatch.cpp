@@ -55,6 +55,19 @@ void quantize_q8_ggml_x86(const float* x, Block* y, int64_t k) {
     }
 }
 
+void accumulate_f16_reference(int64_t n, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
+                              size_t p_stride, int64_t nq, float* o, size_t ldo) {
+    for (int64_t i = 0; i < nq; ++i) {
+        float* oi = o + static_cast<size_t>(i) * ldo;
+        std::fill(oi, oi + hd, 0.0f);
+        for (int64_t t = 0; t < n; ++t) {
+            const float pt = fp16_to_fp32(p[static_cast<size_t>(i) * p_stride + static_cast<size_t>(t)]);
+            const uint16_t* vt = v + static_cast<size_t>(t) * v_stride;
+            for (int64_t d = 0; d < hd; ++d) oi[d] += pt * fp16_to_fp32(vt[d]);
+        }
+    }
+}
+
 KernelSet make_scalar() {
     KernelSet s;
     s.isa = "scalar";
@@ -65,6 +78,7 @@ KernelSet make_scalar() {
 #undef GENIE_REF
     s.quantize[static_cast<int>(DType::Q8_0)] = quantize_q8_0_ggml_x86;
     s.quantize[static_cast<int>(DType::Q8_1)] = quantize_q8_1_ggml_x86;
+    s.accumulate_f16 = accumulate_f16_reference;
     return s;
 }
 

@@ -27,6 +27,14 @@ using GemmFn = void (*)(int64_t k, const void* w, size_t w_stride, int64_t nw, c
 /// quant::quantize_row for Q8_K/F16/BF16, to quantize_q8_0/1_ggml_x86 for Q8_0/Q8_1.
 using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 
+/// Attention's V·p over an F16 KV cache that keeps values cell-major:
+///   o[i * ldo + d] = sum over t < n of p[i * p_stride + t] * v[t * v_stride + d]
+/// for i < nq, d < hd, where v (one KV head's values, cell rows v_stride elements apart)
+/// and p (nq rows of probabilities) hold F16; products and sums in float, cells in order
+/// (what ggml's F16 mul_mat of the transposed V computes, in another summation order).
+using AccumulateF16Fn = void (*)(int64_t n, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
+                                 size_t p_stride, int64_t nq, float* o, size_t ldo);
+
 /// Number of DType ids a table covers (ids are < 64).
 inline constexpr int kTypeSlots = 64;
 
@@ -35,6 +43,7 @@ struct KernelSet {
     GemmFn gemm[kTypeSlots] = {};        ///< by weight DType id; nullptr: no kernel
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
     size_t panel_bytes = 0;              ///< prefill: activation bytes per gemm call; 0: matmul's 64-row panels
+    AccumulateF16Fn accumulate_f16 = nullptr;  ///< every set has one
 };
 
 /// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
