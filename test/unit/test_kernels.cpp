@@ -419,6 +419,53 @@ TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values)
     }
 }
 
+TEST_CASE("kernels: scores_f16 (attention's K·q for decode) matches a double sum", "[kernels]") {
+    // Head sizes with and without a partial vector, cell counts around the 4-cell groups,
+    // 1-4 queries, odd strides; sets without the kernel use the F16 gemm (checked above).
+    std::mt19937 rng(29);
+    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+    int sets_with = 0;
+    for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
+        if (!ks->scores_f16) continue;
+        ++sets_with;
+        for (int64_t hd : {8, 16, 20, 64, 128, 200, 512}) {
+            for (int64_t n : {1, 3, 4, 7, 64, 301}) {
+                const size_t k_stride = static_cast<size_t>(hd) + 5, q_stride = static_cast<size_t>(hd) + 1, lds = static_cast<size_t>(n) + 3;
+                std::vector<uint16_t> k(static_cast<size_t>(n) * k_stride);
+                for (auto& e : k) e = fp32_to_fp16(value(rng));
+                for (int64_t nq = 1; nq <= 4; ++nq) {
+                    CAPTURE(ks->isa, hd, n, nq);
+                    std::vector<uint16_t> q(static_cast<size_t>(nq) * q_stride);
+                    for (auto& e : q) e = fp32_to_fp16(value(rng));
+                    std::vector<float> out(static_cast<size_t>(nq) * lds, 123.0f);
+                    ks->scores_f16(n, k.data(), k_stride, hd, q.data(), q_stride, nq, out.data(), lds, nq % 2 ? k.data() : nullptr);
+                    int bad = 0;
+                    for (int64_t i = 0; i < nq; ++i) {
+                        for (int64_t t = 0; t < n; ++t) {
+                            double want = 0.0, mag = 0.0;
+                            for (int64_t d = 0; d < hd; ++d) {
+                                const double term = static_cast<double>(fp16_to_fp32(q[static_cast<size_t>(i) * q_stride + static_cast<size_t>(d)])) *
+                                                    fp16_to_fp32(k[static_cast<size_t>(t) * k_stride + static_cast<size_t>(d)]);
+                                want += term;
+                                mag += std::fabs(term);
+                            }
+                            if (std::fabs(out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)] - want) > 1e-5 * mag + 1e-9) ++bad;
+                        }
+                        for (size_t t = static_cast<size_t>(n); t < lds; ++t)
+                            if (out[static_cast<size_t>(i) * lds + t] != 123.0f) ++bad;
+                    }
+                    CHECK(bad == 0);
+                }
+            }
+        }
+    }
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        CHECK(sets_with > 0);  // the AVX-512 sets have the kernel
+#endif
+    if (sets_with == 0) WARN("no kernel set on this CPU has scores_f16 (the F16 gemm serves attention)");
+}
+
 TEST_CASE("kernels: ggml x86 Q8_0 activation quantizer", "[kernels]") {
     // 127/amax and round half to even: 0.5 * 127 / 127 -> 0 (the reference rounds it to 1).
     float x[32] = {};

@@ -346,6 +346,7 @@ public:
         const int32_t group = n_head / n_head_kv;
         const genie::cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::F16)];
         const genie::cpu::AccumulateF16Fn accumulate = ks.accumulate_f16;
+        const genie::cpu::ScoresF16Fn scores_f16 = ks.scores_f16;
         const genie::cpu::QuantizeFn to_f16 = ks.quantize[static_cast<int>(DType::F16)];
         const genie::cpu::MathFns& math = genie::cpu::math_fns();
         const int64_t n = q.rows;
@@ -373,8 +374,13 @@ public:
                 scores.resize(static_cast<size_t>(nq * n_kv_max));
                 p16.resize(static_cast<size_t>(nq * n_kv_max));
                 // scores[i][t] = K[t] · q[i]
-                dot(hd, K, hd * sizeof(uint16_t), n_kv_max, q16.data(), hd * sizeof(uint16_t), nq, scores.data(),
-                    static_cast<size_t>(n_kv_max));
+                // (decode: the head's values are fetched alongside, for the V·p below)
+                if (scores_f16 && nq <= 4 && hd <= 512)
+                    scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
+                               static_cast<size_t>(n_kv_max), V);
+                else
+                    dot(hd, K, hd * sizeof(uint16_t), n_kv_max, q16.data(), hd * sizeof(uint16_t), nq, scores.data(),
+                        static_cast<size_t>(n_kv_max));
                 for (int64_t i = 0; i < nq; ++i) {
                     const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
                     float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);

@@ -35,6 +35,17 @@ using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 using AccumulateF16Fn = void (*)(int64_t n, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
                                  size_t p_stride, int64_t nq, float* o, size_t ldo);
 
+/// Attention's K·q for a few queries over an F16 KV cache (decode):
+///   s[i * lds + t] = sum over d < hd of q[i * q_stride + d] * k[t * k_stride + d]
+/// for i < nq (<= 4), t < n, hd <= 512; F16 keys and queries, products and sums in float
+/// (ggml's F16 dot product, in another summation order). The F16 gemm computes the same;
+/// this form converts the queries once and reduces four cells' sums together. When
+/// `companion` is not null it is a second cell array with the same stride (the head's
+/// values): its rows of the same cells are asked into L2 as the keys are read, so that
+/// each core streams two arrays at once and V·p then finds them there.
+using ScoresF16Fn = void (*)(int64_t n, const uint16_t* k, size_t k_stride, int64_t hd, const uint16_t* q, size_t q_stride,
+                             int64_t nq, float* s, size_t lds, const uint16_t* companion);
+
 /// Number of DType ids a table covers (ids are < 64).
 inline constexpr int kTypeSlots = 64;
 
@@ -44,6 +55,7 @@ struct KernelSet {
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
     size_t panel_bytes = 0;              ///< prefill: activation bytes per gemm call; 0: matmul's 64-row panels
     AccumulateF16Fn accumulate_f16 = nullptr;  ///< every set has one
+    ScoresF16Fn scores_f16 = nullptr;  ///< nullptr: use gemm[F16] (the AVX-512 sets have one)
 };
 
 /// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
