@@ -419,9 +419,9 @@ TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values)
     }
 }
 
-TEST_CASE("kernels: scores_f16 (attention's K·q for decode) matches a double sum", "[kernels]") {
+TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kernels]") {
     // Head sizes with and without a partial vector, cell counts around the 4-cell groups,
-    // 1-4 queries, odd strides; sets without the kernel use the F16 gemm (checked above).
+    // query counts around the 4-query groups (32: a prefill block), odd strides; sets without the kernel use the F16 gemm (checked above).
     std::mt19937 rng(29);
     std::uniform_real_distribution<float> value(-2.0f, 2.0f);
     int sets_with = 0;
@@ -433,7 +433,7 @@ TEST_CASE("kernels: scores_f16 (attention's K·q for decode) matches a double su
                 const size_t k_stride = static_cast<size_t>(hd) + 5, q_stride = static_cast<size_t>(hd) + 1, lds = static_cast<size_t>(n) + 3;
                 std::vector<uint16_t> k(static_cast<size_t>(n) * k_stride);
                 for (auto& e : k) e = fp32_to_fp16(value(rng));
-                for (int64_t nq = 1; nq <= 4; ++nq) {
+                for (int64_t nq : {1, 2, 3, 4, 5, 10, 32}) {
                     CAPTURE(ks->isa, hd, n, nq);
                     std::vector<uint16_t> q(static_cast<size_t>(nq) * q_stride);
                     for (auto& e : q) e = fp32_to_fp16(value(rng));

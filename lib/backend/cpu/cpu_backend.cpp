@@ -375,7 +375,7 @@ public:
                 p16.resize(static_cast<size_t>(nq * n_kv_max));
                 // scores[i][t] = K[t] · q[i]
                 // (decode: the head's values are fetched alongside, for the V·p below)
-                if (scores_f16 && nq <= 4 && hd <= 512)
+                if (scores_f16 && hd <= 512)
                     scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
                                static_cast<size_t>(n_kv_max), V);
                 else

@@ -35,11 +35,11 @@ using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 using AccumulateF16Fn = void (*)(int64_t n, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
                                  size_t p_stride, int64_t nq, float* o, size_t ldo);
 
-/// Attention's K·q for a few queries over an F16 KV cache (decode):
+/// Attention's K·q over an F16 KV cache:
 ///   s[i * lds + t] = sum over d < hd of q[i * q_stride + d] * k[t * k_stride + d]
-/// for i < nq (<= 4), t < n, hd <= 512; F16 keys and queries, products and sums in float
-/// (ggml's F16 dot product, in another summation order). The F16 gemm computes the same;
-/// this form converts the queries once and reduces four cells' sums together. When
+/// for i < nq, t < n, hd <= 512; F16 keys and queries, products and sums in float (ggml's
+/// F16 dot product, in another summation order). The F16 gemm computes the same; this
+/// form converts the queries once and reduces four cells' sums together. When
 /// `companion` is not null it is a second cell array with the same stride (the head's
 /// values): its rows of the same cells are asked into L2 as the keys are read, so that
 /// each core streams two arrays at once and V·p then finds them there.
