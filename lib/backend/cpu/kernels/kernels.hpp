@@ -55,7 +55,7 @@ struct KernelSet {
     QuantizeFn quantize[kTypeSlots] = {};  ///< by activation DType id; nullptr: use quant::quantize_row
     size_t panel_bytes = 0;              ///< prefill: activation bytes per gemm call; 0: matmul's 64-row panels
     AccumulateF16Fn accumulate_f16 = nullptr;  ///< every set has one
-    ScoresF16Fn scores_f16 = nullptr;  ///< nullptr: use gemm[F16] (the AVX-512 sets have one)
+    ScoresF16Fn scores_f16 = nullptr;  ///< nullptr (the scalar set): use gemm[F16]
 };
 
 /// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
