@@ -324,7 +324,8 @@ public:
             return;
         }
         const genie::cpu::KernelSet& ks = genie::cpu::kernel_set();
-        if (c.layout().type != KvType::F16 || std::strcmp(ks.isa, "scalar") == 0) {
+        // The scalar set (GENIE_CPU_ISA=scalar) has no scores_f16: the reference runs.
+        if (c.layout().type != KvType::F16 || !ks.scores_f16 || c.layout().head_dim > 512) {
             attention_reference(q, c, layer, first_pos, n_head, scale, out);
             return;
         }
@@ -336,15 +337,15 @@ public:
         //
         // Work item: a block of consecutive query rows x one KV head, covering the query
         // heads that share it (GQA), so that each K and V row loaded serves every query of
-        // the block: S = Q K^T for the block by the F16 gemm kernel (over the causal range
-        // of the block's last row; cells past a row's own position get probability 0),
-        // softmax per query, then O = P V by accumulate_f16 over the head's V rows. Both
-        // stream the head's K and V sequentially (CpuKvCache). A block is sized so that
+        // the block: S = Q K^T for the block by scores_f16 (over the causal range of the
+        // block's last row; cells past a row's own position get probability 0), softmax
+        // per query, then O = P V by accumulate_f16 over the head's V rows. Both stream
+        // the head's K and V sequentially (CpuKvCache); scores_f16 asks for the V rows
+        // into L2 as it reads the keys, so each core has two streams in flight. A block is sized so that
         // its scores stay in L2 for long contexts. Items are handed out longest first (the
         // causal range grows with the row) so the threads end together.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
-        const genie::cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::F16)];
         const genie::cpu::AccumulateF16Fn accumulate = ks.accumulate_f16;
         const genie::cpu::ScoresF16Fn scores_f16 = ks.scores_f16;
         const genie::cpu::QuantizeFn to_f16 = ks.quantize[static_cast<int>(DType::F16)];
@@ -373,14 +374,9 @@ public:
                            static_cast<int64_t>(group) * hd);
                 scores.resize(static_cast<size_t>(nq * n_kv_max));
                 p16.resize(static_cast<size_t>(nq * n_kv_max));
-                // scores[i][t] = K[t] · q[i]
-                // (decode: the head's values are fetched alongside, for the V·p below)
-                if (scores_f16 && hd <= 512)
-                    scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
-                               static_cast<size_t>(n_kv_max), V);
-                else
-                    dot(hd, K, hd * sizeof(uint16_t), n_kv_max, q16.data(), hd * sizeof(uint16_t), nq, scores.data(),
-                        static_cast<size_t>(n_kv_max));
+                // scores[i][t] = K[t] · q[i] (V's rows of the range come into L2 alongside)
+                scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
+                           static_cast<size_t>(n_kv_max), V);
                 for (int64_t i = 0; i < nq; ++i) {
                     const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
                     float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);

@@ -1,8 +1,7 @@
 // Vectorised element-wise math of the CPU backend that is not a matrix kernel: the
 // exponential of softmax and SiLU (ggml's ggml_v_expf algorithm: ARM's optimized-routines
-// expf, at most 1.5 ulp from the exact value, the same arithmetic llama.cpp runs), and the
-// probability-times-value accumulation of attention over an F16 V cache in register
-// tiles. x86 variants are compiled for AVX2+FMA+F16C with function target attributes and
+// expf, at most 1.5 ulp from the exact value, the same arithmetic llama.cpp runs).
+// (Attention's K·q and V·p over an F16 cache are kernel-set functions: kernels.hpp.) x86 variants are compiled for AVX2+FMA+F16C with function target attributes and
 // chosen at run time together with the kernel set (backend/cpu/kernels); aarch64 has NEON
 // variants (the same operations, 4 lanes, as ggml on ARM); with GENIE_CPU_ISA=scalar, or on
 // a CPU without them, the reference loops (std::exp) run.
