@@ -130,3 +130,26 @@ TEST_CASE("simd math: the SIMD exp is ggml's algorithm bit for bit (x86 and NEON
         REQUIRE(std::memcmp(&y[i], &want, 4) == 0);
     }
 }
+
+TEST_CASE("simd math: scale_and_max scales in place and returns the exact maximum", "[simd_math]") {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-50.0f, 50.0f);
+    for (int64_t n : {0, 1, 7, 8, 9, 31, 1000}) {
+        for (int where : {0, 1, 2}) {  // the largest first, last, or wherever it falls
+            CAPTURE(n, where);
+            std::vector<float> x(static_cast<size_t>(n));
+            for (auto& e : x) e = dist(rng);
+            if (n > 0 && where == 0) x.front() = 99.0f;
+            if (n > 0 && where == 1) x.back() = 99.0f;
+            std::vector<float> got = x;
+            const float scale = 0.0883883f;
+            const float m = cpu::scale_and_max(got.data(), n, scale);
+            float want = -INFINITY;
+            for (int64_t t = 0; t < n; ++t) {
+                REQUIRE(got[static_cast<size_t>(t)] == x[static_cast<size_t>(t)] * scale);
+                want = std::max(want, got[static_cast<size_t>(t)]);
+            }
+            CHECK(m == want);
+        }
+    }
+}

@@ -380,7 +380,7 @@ public:
                 for (int64_t i = 0; i < nq; ++i) {
                     const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
                     float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);
-                    const float max = scale_and_max(sg, n_kv, scale);
+                    const float max = genie::cpu::scale_and_max(sg, n_kv, scale);
                     const double sum = math.softmax_exp(n_kv, sg, sg, max);
                     const float inv = static_cast<float>(1.0 / sum);
                     for (int64_t t = 0; t < n_kv; ++t) sg[t] *= inv;
@@ -397,24 +397,6 @@ public:
                                 o.data() + static_cast<size_t>(i * hd), static_cast<size_t>(hd) * sizeof(float));
             }
         });
-    }
-
-    /// s[t] *= scale for t < n; returns the largest. Eight running maxima (lanes the
-    /// compiler vectorises): one chain over n cells kept a 2560-cell prefill row at ~4
-    /// cycles per cell, ~15 % of a 512-token prefill's time at a 2048-token depth (perf).
-    /// The maximum of a set does not depend on the order (no NaN here), so this is exact.
-    static float scale_and_max(float* s, int64_t n, float scale) {
-        float m[8];
-        std::fill(m, m + 8, -INFINITY);
-        int64_t t = 0;
-        for (; t + 8 <= n; t += 8)
-            for (int j = 0; j < 8; ++j) {
-                const float v = s[t + j] * scale;
-                s[t + j] = v;
-                m[j] = m[j] < v ? v : m[j];
-            }
-        for (; t < n; ++t) m[0] = std::max(m[0], s[t] *= scale);
-        return *std::max_element(m, m + 8);
     }
 
     /// The reference attention (double accumulation): the oracle, run with GENIE_CPU_ISA=scalar.

@@ -170,6 +170,20 @@ MathFns make_reference() {
 
 }  // namespace
 
+float scale_and_max(float* s, int64_t n, float scale) {
+    float m[8];
+    std::fill(m, m + 8, -INFINITY);
+    int64_t t = 0;
+    for (; t + 8 <= n; t += 8)
+        for (int j = 0; j < 8; ++j) {
+            const float v = s[t + j] * scale;
+            s[t + j] = v;
+            m[j] = m[j] < v ? v : m[j];
+        }
+    for (; t < n; ++t) m[0] = std::max(m[0], s[t] *= scale);
+    return *std::max_element(m, m + 8);
+}
+
 const MathFns& reference_math() {
     static const MathFns m = make_reference();
     return m;

@@ -20,6 +20,12 @@ struct MathFns {
     void (*swiglu)(int64_t n, const float* g, const float* u, float* out) = nullptr;
 };
 
+/// s[t] *= scale for t < n; returns the largest (-inf for n = 0). Eight running maxima
+/// that the compiler vectorises: attention's one dependent chain over a row's cells took
+/// ~4 cycles per cell, ~15 % of a 512-token prefill's time at a 2048-token depth (perf).
+/// The maximum does not depend on the order (scores are not NaN): exact.
+float scale_and_max(float* s, int64_t n, float scale);
+
 /// The reference functions (std::exp, scalar loops).
 const MathFns& reference_math();
 /// The functions that go with kernel_set(): SIMD where the kernel set is a SIMD one and
