@@ -378,6 +378,30 @@ TEST_CASE("kernels: SIMD activation quantizers are bit-identical to the scalar o
     }
 }
 
+namespace {
+
+/// count F16 values, each from draw().
+template <class Draw>
+std::vector<uint16_t> f16_values(size_t count, Draw&& draw) {
+    std::vector<uint16_t> v(count);
+    for (auto& e : v) e = fp32_to_fp16(draw());
+    return v;
+}
+
+/// Whether `got` is the sum over x < len of the F16 products a[x * a_step] * b[x * b_step]
+/// (in double) within 1e-5 of the sum of their magnitudes.
+bool f16_dot_close(double got, const uint16_t* a, size_t a_step, const uint16_t* b, size_t b_step, int64_t len) {
+    double want = 0.0, mag = 0.0;
+    for (int64_t x = 0; x < len; ++x) {
+        const double term = static_cast<double>(fp16_to_fp32(a[static_cast<size_t>(x) * a_step])) * fp16_to_fp32(b[static_cast<size_t>(x) * b_step]);
+        want += term;
+        mag += std::fabs(term);
+    }
+    return std::fabs(got - want) <= 1e-5 * mag + 1e-9;
+}
+
+}  // namespace
+
 TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values) matches a double sum", "[kernels]") {
     // Odd strides, head sizes with vector and scalar tails, query counts around the tile
     // sizes (1-4, 9, 32 = a prefill block) and cell counts around the probability chunk (256).
@@ -388,27 +412,18 @@ TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values)
         for (int64_t hd : {4, 8, 16, 20, 64, 80, 128}) {
             for (int64_t n : {1, 7, 256, 300, 600}) {
                 const size_t v_stride = static_cast<size_t>(hd) + 3, p_stride = static_cast<size_t>(n) + 5, ldo = static_cast<size_t>(hd) + 2;
-                std::vector<uint16_t> v(static_cast<size_t>(n) * v_stride);
-                for (auto& e : v) e = fp32_to_fp16(value(rng));
+                const auto v = f16_values(static_cast<size_t>(n) * v_stride, [&] { return value(rng); });
                 for (int64_t nq : {1, 2, 3, 4, 5, 9, 32}) {
                     CAPTURE(ks->isa, hd, n, nq);
-                    std::vector<uint16_t> p(static_cast<size_t>(nq) * p_stride);
-                    for (auto& e : p) e = fp32_to_fp16(prob(rng) / static_cast<float>(n));
+                    const auto p = f16_values(static_cast<size_t>(nq) * p_stride, [&] { return prob(rng) / static_cast<float>(n); });
                     std::vector<float> o(static_cast<size_t>(nq) * ldo, 123.0f);
                     ks->accumulate_f16(n, v.data(), v_stride, hd, p.data(), p_stride, nq, o.data(), ldo);
                     int bad = 0;
                     for (int64_t i = 0; i < nq; ++i) {
-                        for (int64_t d = 0; d < hd; ++d) {
-                            double want = 0.0, mag = 0.0;
-                            for (int64_t t = 0; t < n; ++t) {
-                                const double term = static_cast<double>(fp16_to_fp32(p[static_cast<size_t>(i) * p_stride + static_cast<size_t>(t)])) *
-                                                    fp16_to_fp32(v[static_cast<size_t>(t) * v_stride + static_cast<size_t>(d)]);
-                                want += term;
-                                mag += std::fabs(term);
-                            }
-                            const double got = o[static_cast<size_t>(i) * ldo + static_cast<size_t>(d)];
-                            if (std::fabs(got - want) > 1e-5 * mag + 1e-9) ++bad;
-                        }
+                        for (int64_t d = 0; d < hd; ++d)  // cells down column d of V
+                            if (!f16_dot_close(o[static_cast<size_t>(i) * ldo + static_cast<size_t>(d)], p.data() + static_cast<size_t>(i) * p_stride, 1,
+                                               v.data() + d, v_stride, n))
+                                ++bad;
                         for (size_t d = static_cast<size_t>(hd); d < ldo; ++d)  // the padding stays untouched
                             if (o[static_cast<size_t>(i) * ldo + d] != 123.0f) ++bad;
                     }
@@ -433,26 +448,18 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
         for (int64_t hd : {8, 16, 20, 64, 128, 200, 512}) {
             for (int64_t n : {1, 3, 4, 7, 64, 301}) {
                 const size_t k_stride = static_cast<size_t>(hd) + 5, q_stride = static_cast<size_t>(hd) + 1, lds = static_cast<size_t>(n) + 3;
-                std::vector<uint16_t> k(static_cast<size_t>(n) * k_stride);
-                for (auto& e : k) e = fp32_to_fp16(value(rng));
+                const auto k = f16_values(static_cast<size_t>(n) * k_stride, [&] { return value(rng); });
                 for (int64_t nq : {1, 2, 3, 4, 5, 10, 32}) {
                     CAPTURE(ks->isa, hd, n, nq);
-                    std::vector<uint16_t> q(static_cast<size_t>(nq) * q_stride);
-                    for (auto& e : q) e = fp32_to_fp16(value(rng));
+                    const auto q = f16_values(static_cast<size_t>(nq) * q_stride, [&] { return value(rng); });
                     std::vector<float> out(static_cast<size_t>(nq) * lds, 123.0f);
                     ks->scores_f16(n, k.data(), k_stride, hd, q.data(), q_stride, nq, out.data(), lds, nq % 2 ? k.data() : nullptr);
                     int bad = 0;
                     for (int64_t i = 0; i < nq; ++i) {
-                        for (int64_t t = 0; t < n; ++t) {
-                            double want = 0.0, mag = 0.0;
-                            for (int64_t d = 0; d < hd; ++d) {
-                                const double term = static_cast<double>(fp16_to_fp32(q[static_cast<size_t>(i) * q_stride + static_cast<size_t>(d)])) *
-                                                    fp16_to_fp32(k[static_cast<size_t>(t) * k_stride + static_cast<size_t>(d)]);
-                                want += term;
-                                mag += std::fabs(term);
-                            }
-                            if (std::fabs(out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)] - want) > 1e-5 * mag + 1e-9) ++bad;
-                        }
+                        for (int64_t t = 0; t < n; ++t)  // along key row t
+                            if (!f16_dot_close(out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)], q.data() + static_cast<size_t>(i) * q_stride, 1,
+                                               k.data() + static_cast<size_t>(t) * k_stride, 1, hd))
+                                ++bad;
                         for (size_t t = static_cast<size_t>(n); t < lds; ++t)
                             if (out[static_cast<size_t>(i) * lds + t] != 123.0f) ++bad;
                     }

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstring>
 #include <thread>
+#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -276,14 +277,15 @@ public:
         const int32_t hd = c.layout().head_dim;
         // A prompt's cells are split by KV head over the pool; a few cells (decode: 2 runs of
         // head_dim per head) are stored by the calling thread, without a dispatch.
-        const bool inline_store = n < 8;
+        auto over_heads = [&](const std::function<void(int64_t, int64_t)>& store) {
+            if (n < 8) store(0, c.layout().n_head_kv);
+            else pool_.parallel_for(c.layout().n_head_kv, store);
+        };
         if (c.layout().type != KvType::F16) {  // F32 rows as they are
-            auto store = [&](int64_t h0, int64_t h1) {
+            over_heads([&](int64_t h0, int64_t h1) {
                 c.copy_cells<true>(layer, first_pos, n, static_cast<const float*>(k.data), static_cast<const float*>(v.data),
                                    static_cast<int32_t>(h0), static_cast<int32_t>(h1));
-            };
-            if (inline_store) store(0, c.layout().n_head_kv);
-            else pool_.parallel_for(c.layout().n_head_kv, store);
+            });
             return;
         }
         // F32 -> F16 round to nearest even: the kernel set's converter (F16C) or fp32_to_fp16.
@@ -292,7 +294,7 @@ public:
         if (kv_rows16_.size() < 2 * count) kv_rows16_.resize(2 * count);  // kept: no allocation per token
         uint16_t* k16 = kv_rows16_.data();
         uint16_t* v16 = k16 + count;
-        auto store = [&](int64_t h0, int64_t h1) {
+        over_heads([&](int64_t h0, int64_t h1) {
             // This range's heads of each cell row, converted in place in the cell rows.
             const size_t col = static_cast<size_t>(h0) * hd, len = static_cast<size_t>(h1 - h0) * hd;
             for (int32_t r = 0; r < n; ++r) {
@@ -309,9 +311,7 @@ public:
             }
             c.copy_cells<true>(layer, first_pos, n, static_cast<const uint16_t*>(k16), static_cast<const uint16_t*>(v16),
                                static_cast<int32_t>(h0), static_cast<int32_t>(h1));
-        };
-        if (inline_store) store(0, c.layout().n_head_kv);
-        else pool_.parallel_for(c.layout().n_head_kv, store);
+        });
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
