@@ -76,8 +76,9 @@ const KernelSet& kernel_set();
 /// The ISA in use, e.g. "avx512_vnni" (for genie-cli info --system).
 std::string isa_description();
 /// Whether the 512-bit Q4_K / Q5_K single-row (decode) kernel walks two rows half its
-/// range apart at once, two weight streams per core: on Intel CPUs, where it was measured
-/// (x86_kernels.inc, gemv_k45); elsewhere one stream. GENIE_DECODE_STREAMS=1 or 2 in the
+/// range apart at once, two weight streams per core: on Intel CPUs and on AMD CPUs with
+/// AVX-512 (Zen 4 on), where it was measured (x86_kernels.inc, gemv_k45); elsewhere one
+/// stream. GENIE_DECODE_STREAMS=1 or 2 in the
 /// environment overrides the choice (to measure it on another CPU).
 bool decode_two_streams();
 /// Overrides decode_two_streams() for the whole process (tests run both walks on any CPU).
