@@ -298,8 +298,9 @@ TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the referen
                     const auto q = activations(t, xf.data(), k);
                     std::memcpy(a.data() + r * arow, q.data(), arow);
                 }
-                // 13 and 17: the VNNI build's 32-element prefill (gemm_lane32, from 8 tokens)
-                // in groups of 8 columns with a tail of 5 and 1
+                // The VNNI build's one-row-per-lane prefill (gemm_lane32 from 4 tokens,
+                // gemm_lane_k for Q4_K / Q5_K from 16) in groups of 8 columns: 13 (8 + 5),
+                // 17 (a tail of 1), 51 (of 3); 13 is below gemm_lane_k's threshold
                 for (int64_t na : {int64_t{13}, int64_t{16}, int64_t{17}, int64_t{48}, max_na}) {
                     CAPTURE(k, na);
                     std::vector<float> y(static_cast<size_t>(na * nw), -1.0f);
