@@ -134,6 +134,10 @@ int print_system() {
     const char* forced = std::getenv("GENIE_CPU_ISA");
     fmt::print("kernel set:    {}{}\n", genie::cpu::isa_description(),
                forced && *forced ? fmt::format(" (GENIE_CPU_ISA={})", forced) : std::string(" (dispatch: best available)"));
+    const char* streams = std::getenv("GENIE_DECODE_STREAMS");
+    fmt::print("decode walk:   {} weight stream{} per core{}\n", genie::cpu::decode_two_streams() ? "two" : "one",
+               genie::cpu::decode_two_streams() ? "s" : "",
+               streams && *streams ? fmt::format(" (GENIE_DECODE_STREAMS={})", streams) : std::string(" (chosen for this CPU)"));
     cpu_set_t mask;
     CPU_ZERO(&mask);
     const int affinity = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;

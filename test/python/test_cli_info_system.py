@@ -23,7 +23,7 @@ def test_info_system_shape(genie_cli):
     r = run(genie_cli, "info", "--system")
     assert r.returncode == 0, r.stderr
     f = fields(r.stdout)
-    for key in ("cpu", "architecture", "cpu features", "kernel sets", "kernel set", "threads", "cuda"):
+    for key in ("cpu", "architecture", "cpu features", "kernel sets", "kernel set", "decode walk", "threads", "cuda"):
         assert key in f, (key, r.stdout)
     assert f["architecture"] == {"x86_64": "x86_64", "aarch64": "aarch64"}.get(platform.machine(), "other")
     sets = f["kernel sets"].split(" (")[0].split()
@@ -45,3 +45,14 @@ def test_info_system_override(genie_cli):
     r = run(genie_cli, "info", "--system", env=env)
     assert r.returncode == 0, r.stderr
     assert fields(r.stdout)["kernel set"] == "scalar (GENIE_CPU_ISA=scalar)"
+
+
+def test_info_system_decode_walk(genie_cli):
+    # the single-row kernels' walk (docs/kernels.md): chosen for the CPU, or forced
+    env = {k: v for k, v in os.environ.items() if k != "GENIE_DECODE_STREAMS"}
+    default = fields(run(genie_cli, "info", "--system", env=env).stdout)["decode walk"]
+    assert re.fullmatch(r"(one weight stream|two weight streams) per core \(chosen for this CPU\)", default), default
+    for n, words in (("1", "one weight stream"), ("2", "two weight streams")):
+        r = run(genie_cli, "info", "--system", env=dict(os.environ, GENIE_DECODE_STREAMS=n))
+        assert r.returncode == 0, r.stderr
+        assert fields(r.stdout)["decode walk"] == f"{words} per core (GENIE_DECODE_STREAMS={n})"
