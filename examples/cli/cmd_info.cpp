@@ -135,8 +135,7 @@ int print_system() {
     fmt::print("kernel set:    {}{}\n", genie::cpu::isa_description(),
                forced && *forced ? fmt::format(" (GENIE_CPU_ISA={})", forced) : std::string(" (dispatch: best available)"));
     const char* streams = std::getenv("GENIE_DECODE_STREAMS");
-    fmt::print("decode walk:   {} weight stream{} per core{}\n", genie::cpu::decode_two_streams() ? "two" : "one",
-               genie::cpu::decode_two_streams() ? "s" : "",
+    fmt::print("decode walk:   {} per core{}\n", genie::cpu::decode_two_streams() ? "two weight streams" : "one weight stream",
                streams && *streams ? fmt::format(" (GENIE_DECODE_STREAMS={})", streams) : std::string(" (chosen for this CPU)"));
     cpu_set_t mask;
     CPU_ZERO(&mask);
