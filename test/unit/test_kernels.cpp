@@ -20,6 +20,7 @@
 #endif
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 
 #include <atomic>
@@ -276,7 +277,8 @@ TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the referen
     // pairs of tiles, and k of 1 and 11 super-blocks (32-element blocks: 8, 88 and 9 blocks of
     // 32, the last an odd count for the AMX path's block pairs).
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
-        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1}) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K, DType::Q8_0, DType::Q4_0, DType::Q4_1,
+                        DType::Q5_0, DType::Q5_1}) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             CAPTURE(ks->isa, dtype_name(t));
             const bool k_quant = dtype_info(t).block_size == 256;
@@ -298,9 +300,10 @@ TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the referen
                     const auto q = activations(t, xf.data(), k);
                     std::memcpy(a.data() + r * arow, q.data(), arow);
                 }
-                // The VNNI build's one-row-per-lane prefill (gemm_lane32 from 4 tokens,
-                // gemm_lane_k for Q4_K / Q5_K from 16) in groups of 8 columns: 13 (8 + 5),
-                // 17 (a tail of 1), 51 (of 3); 13 is below gemm_lane_k's threshold
+                // The VNNI build's one-row-per-lane prefill (gemm_lane32 and, for Q2_K / Q3_K,
+                // gemm_lane_k from 4 tokens, gemm_lane_k for Q4_K / Q5_K / Q6_K from 16) in
+                // groups of 8 columns: 13 (8 + 5), 17 (a tail of 1), 51 (of 3); 13 is below
+                // the Q4_K..Q6_K threshold
                 for (int64_t na : {int64_t{13}, int64_t{16}, int64_t{17}, int64_t{48}, max_na}) {
                     CAPTURE(k, na);
                     std::vector<float> y(static_cast<size_t>(na * nw), -1.0f);
@@ -313,8 +316,8 @@ TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the referen
 }
 
 TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales and activations", "[kernels]") {
-    // Largest quants (Q4_K 15, Q5_K 31, Q6_K 63), extreme scales (Q4_K/Q5_K 63 and mins 63,
-    // Q6_K -128 and 127) against activations at -128 (and +-127/-128 alternating): the
+    // Largest quants (Q4_K 15, Q5_K 31, Q6_K 63, Q3_K 3 and -4, Q2_K 3), extreme scales
+    // (Q4_K/Q5_K 63 and mins 63, Q6_K -128 and 127, Q3_K 31 and -32, Q2_K 15) against activations at -128 (and +-127/-128 alternating): the
     // 4-product sums the VNNI kernels pack into 16-bit words reach 4 * 63 * 128 = 32256
     // and must neither saturate nor wrap. Single-row path, plain tiles and decoded 4x4 tiles.
     // 20 rows and up to 20 activation rows: AMX's 16 x 16 tiles (one full, one padded) too.
@@ -322,7 +325,7 @@ TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales 
     for (const bool two_streams : {false, true})
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
         const DecodeStreams walk(two_streams);
-        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K}) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             if (!gemm) continue;
             CAPTURE(two_streams, ks->isa, dtype_name(t));
@@ -335,6 +338,14 @@ TEST_CASE("kernels: K-quant kernels are exact at the extremes of quants, scales 
                     auto* q6 = reinterpret_cast<quant::BlockQ6_K*>(blk);
                     for (int g = 0; g < 16; ++g) q6->scales[g] = static_cast<int8_t>((g + b) % 3 == 0 ? 127 : -128);
                     q6->d = d;
+                } else if (t == DType::Q3_K) {
+                    // even blocks: quants 3 (u = 7) and scales 31; odd ones: quants -4 (u = 0) and scales -32
+                    auto* q3 = reinterpret_cast<quant::BlockQ3_K*>(blk);
+                    if (b % 2) std::memset(blk, 0, offsetof(quant::BlockQ3_K, d));
+                    q3->d = d;
+                } else if (t == DType::Q2_K) {
+                    reinterpret_cast<quant::BlockQ2_K*>(blk)->d = d;  // quants 3, scales and mins 15
+                    reinterpret_cast<quant::BlockQ2_K*>(blk)->dmin = fp32_to_fp16(0.125f);
                 } else {
                     const uint16_t dmin = fp32_to_fp16(0.125f);
                     std::memcpy(blk, &d, 2);  // every 6-bit scale and min stays at its largest (63)
