@@ -278,7 +278,7 @@ TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the referen
     // 32, the last an odd count for the AMX path's block pairs).
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
         for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q3_K, DType::Q2_K, DType::Q8_0, DType::Q4_0, DType::Q4_1,
-                        DType::Q5_0, DType::Q5_1}) {
+                        DType::Q5_0, DType::Q5_1, DType::F16, DType::BF16, DType::F32}) {
             const cpu::GemmFn gemm = ks->gemm[static_cast<int>(t)];
             CAPTURE(ks->isa, dtype_name(t));
             const bool k_quant = dtype_info(t).block_size == 256;
@@ -303,7 +303,8 @@ TEST_CASE("kernels: prefill tiles (AVX-512 4 x 4, AMX 16 x 16) match the referen
                 // The VNNI build's one-row-per-lane prefill (gemm_lane32 and, for Q2_K / Q3_K,
                 // gemm_lane_k from 4 tokens, gemm_lane_k for Q4_K / Q5_K / Q6_K from 16) in
                 // groups of 8 columns: 13 (8 + 5), 17 (a tail of 1), 51 (of 3); 13 is below
-                // the Q4_K..Q6_K threshold
+                // the Q4_K..Q6_K threshold. F16 / BF16 / F32: gemm_lane_float's blocks of
+                // 256 along k (2816 = 11 of them; 288 a block of 32 after one of 256)
                 for (int64_t na : {int64_t{13}, int64_t{16}, int64_t{17}, int64_t{48}, max_na}) {
                     CAPTURE(k, na);
                     std::vector<float> y(static_cast<size_t>(na * nw), -1.0f);
