@@ -107,6 +107,27 @@ TEST_CASE("simd math: swiglu equals silu(g) * u within 4 ulp", "[simd_math]") {
     }
 }
 
+TEST_CASE("simd math: sum_squares is the double sum of float squares, and RMSNorm's float mean equals the sequential chain's", "[simd_math]") {
+    std::mt19937 rng(10);
+    std::normal_distribution<float> dist(0.0f, 3.0f);
+    for (const cpu::MathFns* m : all_math()) {
+        INFO(m->isa);
+        for (int64_t n : {0, 1, 7, 8, 15, 16, 17, 128, 1000, 1024, 3072, 4099}) {
+            CAPTURE(n);
+            for (int trial = 0; trial < 50; ++trial) {
+                std::vector<float> x(static_cast<size_t>(n));
+                for (auto& v : x) v = dist(rng) * (trial % 5 == 0 ? 1e-3f : 1.0f);
+                if (n > 3 && trial % 7 == 0) x[static_cast<size_t>(n / 2)] = 4e3f;  // one large outlier
+                double chain = 0.0;
+                for (float v : x) chain += static_cast<double>(v * v);
+                const double got = m->sum_squares(n, x.data());
+                REQUIRE(std::fabs(got - chain) <= 1e-14 * chain);
+                // what rms_norm keeps of it: the mean as float
+                REQUIRE(static_cast<float>(got / static_cast<double>(n ? n : 1)) == static_cast<float>(chain / static_cast<double>(n ? n : 1)));
+            }
+        }
+    }
+}
 
 TEST_CASE("simd math: the SIMD exp is ggml's algorithm bit for bit (x86 and NEON alike)", "[simd_math]") {
     const cpu::MathFns& m = cpu::math_fns();

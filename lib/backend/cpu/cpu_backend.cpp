@@ -226,10 +226,10 @@ public:
         std::vector<float>& g = vec_;  // read by the pool's threads: not thread_local
         g.resize(static_cast<size_t>(gamma.n_in));
         quant::dequantize_row(gamma.type, gamma.data, g.data(), gamma.n_in);
+        const auto sum_squares = genie::cpu::math_fns().sum_squares;
         for_rows(x.rows, x.cols, [&](int64_t r) {
             const float* xv = x.row(r);
-            double sum = 0.0;  // ggml sums the squares in ggml_float (double)
-            for (int64_t i = 0; i < x.cols; ++i) sum += static_cast<double>(xv[i] * xv[i]);
+            const double sum = sum_squares(x.cols, xv);  // ggml sums the squares in ggml_float (double)
             const float mean = static_cast<float>(sum / static_cast<double>(x.cols));
             const float scale = 1.0f / std::sqrt(mean + eps);
             float* yv = y.row(r);
@@ -238,32 +238,68 @@ public:
     }
 
     void rope(Tensor& x, int32_t n_heads, int32_t head_dim, int32_t first_pos, const RopeParams& p) override {
-        const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
-        float corr_dims[2];
-        yarn_corr_dims(p, corr_dims);
+        const int32_t half = p.n_rot / 2;
+        rope_table(x.rows, x.cols, first_pos, p);
         for_rows(x.rows, x.cols, [&](int64_t r) {
-            thread_local std::vector<float> cache;
-            cache.resize(static_cast<size_t>(head_dim));
-            // cos/sin per dimension pair, as ggml_rope_cache_init builds them (theta multiplied step by step).
-            float theta = static_cast<float>(first_pos + r);
-            for (int32_t i0 = 0; i0 < head_dim; i0 += 2) {
-                const float ff = p.freq_factors && i0 < p.n_rot ? p.freq_factors[i0 / 2] : 1.0f;
-                rope_yarn(theta / ff, p, corr_dims, i0, &cache[static_cast<size_t>(i0)], &cache[static_cast<size_t>(i0) + 1]);
-                theta *= theta_scale;
-            }
+            const float* cs = rope_cos_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            const float* sn = rope_sin_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
             for (int32_t h = 0; h < n_heads; ++h) {
                 float* v = x.row(r) + static_cast<int64_t>(h) * head_dim;
-                for (int32_t i0 = 0; i0 < p.n_rot; i0 += 2) {
-                    const float c = cache[static_cast<size_t>(i0)], s = cache[static_cast<size_t>(i0) + 1];
-                    // Normal pairs (i0, i0+1); Neox pairs (i0/2, i0/2 + n_rot/2).
-                    const int32_t a = p.mode == RopeMode::Normal ? i0 : i0 / 2;
-                    const int32_t b = p.mode == RopeMode::Normal ? i0 + 1 : i0 / 2 + p.n_rot / 2;
-                    const float x0 = v[a], x1 = v[b];
-                    v[a] = x0 * c - x1 * s;
-                    v[b] = x0 * s + x1 * c;
+                // Normal pairs (2i, 2i+1); Neox pairs (i, i + n_rot/2). One loop per mode
+                // so that the Neox one (Qwen, Llama 3 in GGUF: all of our models) vectorises.
+                if (p.mode == RopeMode::Neox) {
+                    float* w = v + half;
+                    for (int32_t i = 0; i < half; ++i) {
+                        const float x0 = v[i], x1 = w[i];
+                        v[i] = x0 * cs[i] - x1 * sn[i];
+                        w[i] = x0 * sn[i] + x1 * cs[i];
+                    }
+                } else {
+                    for (int32_t i = 0; i < half; ++i) {
+                        const float x0 = v[2 * i], x1 = v[2 * i + 1];
+                        v[2 * i] = x0 * cs[i] - x1 * sn[i];
+                        v[2 * i + 1] = x0 * sn[i] + x1 * cs[i];
+                    }
                 }
             }
         });
+    }
+
+    /// Fills rope_cos_ / rope_sin_ [rows, n_rot / 2] for positions first_pos.. unless they
+    /// already hold them for these parameters: q and k of every layer rotate by the same
+    /// angles, so a decode step computes its 64 sin/cos pairs once instead of 2 x n_layer
+    /// times (0.8 % of a 0.6B decode token's time). Values as ggml_rope_cache_init builds
+    /// them: theta multiplied step by step, through rope_yarn.
+    void rope_table(int64_t rows, int64_t cols, int32_t first_pos, const RopeParams& p) {
+        const bool same = rope_rows_ == rows && rope_first_pos_ == first_pos && rope_params_.n_rot == p.n_rot &&
+                          rope_params_.freq_base == p.freq_base && rope_params_.freq_scale == p.freq_scale &&
+                          rope_params_.ext_factor == p.ext_factor && rope_params_.attn_factor == p.attn_factor &&
+                          rope_params_.beta_fast == p.beta_fast && rope_params_.beta_slow == p.beta_slow &&
+                          rope_params_.n_ctx_orig == p.n_ctx_orig && rope_params_.freq_factors == p.freq_factors;
+        if (same) return;
+        const int32_t half = p.n_rot / 2;
+        const size_t size = static_cast<size_t>(rows) * static_cast<size_t>(half);
+        rope_rows_ = -1;  // invalid until filled (an exception below leaves it so)
+        if (rope_cos_.size() < size) {
+            rope_cos_.resize(size);
+            rope_sin_.resize(size);
+        }
+        const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+        float corr_dims[2];
+        yarn_corr_dims(p, corr_dims);
+        for_rows(rows, cols, [&](int64_t r) {
+            float theta = static_cast<float>(first_pos + r);
+            float* cs = rope_cos_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            float* sn = rope_sin_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            for (int32_t i = 0; i < half; ++i) {
+                const float ff = p.freq_factors ? p.freq_factors[i] : 1.0f;
+                rope_yarn(theta / ff, p, corr_dims, 2 * i, &cs[i], &sn[i]);
+                theta *= theta_scale;
+            }
+        });
+        rope_params_ = p;
+        rope_first_pos_ = first_pos;
+        rope_rows_ = rows;
     }
 
     void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) override {
@@ -517,6 +553,11 @@ private:
     ThreadPool pool_;
     std::vector<float> vec_;  // a dequantized bias or norm weight (one op at a time)
     std::vector<uint16_t> kv_rows16_;  // kv_store: the new cells' K and V rows in F16
+    // rope_table's cos / sin [rows, n_rot / 2] for rope_rows_ positions from rope_first_pos_
+    std::vector<float> rope_cos_, rope_sin_;
+    RopeParams rope_params_;
+    int32_t rope_first_pos_ = 0;
+    int64_t rope_rows_ = -1;
 };
 
 }  // namespace

@@ -32,6 +32,12 @@ void swiglu_ref(int64_t n, const float* g, const float* u, float* out) {
     for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
+double sum_squares_ref(int64_t n, const float* x) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+    return sum;
+}
+
 #if defined(__x86_64__)
 
 // ---- AVX2 + FMA -----------------------------------------------------------------------
@@ -101,6 +107,23 @@ GENIE_AVX2 void swiglu_avx2(int64_t n, const float* g, const float* u, float* ou
     for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
+GENIE_AVX2 double sum_squares_avx2(int64_t n, const float* x) {
+    __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int h = 0; h < 2; ++h) {
+            const __m256 v = _mm256_loadu_ps(x + i + 8 * h);
+            const __m256 sq = _mm256_mul_ps(v, v);
+            acc[2 * h] = _mm256_add_pd(acc[2 * h], _mm256_cvtps_pd(_mm256_castps256_ps128(sq)));
+            acc[2 * h + 1] = _mm256_add_pd(acc[2 * h + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(sq, 1)));
+        }
+    const __m256d s4 = _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3]));
+    const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+    double sum = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+    for (; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+    return sum;
+}
+
 #elif defined(__aarch64__)
 
 // ---- NEON -----------------------------------------------------------------------------
@@ -158,6 +181,21 @@ void swiglu_neon(int64_t n, const float* g, const float* u, float* out) {
     for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
 }
 
+double sum_squares_neon(int64_t n, const float* x) {
+    float64x2_t acc[4] = {vdupq_n_f64(0.0), vdupq_n_f64(0.0), vdupq_n_f64(0.0), vdupq_n_f64(0.0)};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int h = 0; h < 2; ++h) {
+            const float32x4_t v = vld1q_f32(x + i + 4 * h);
+            const float32x4_t sq = vmulq_f32(v, v);
+            acc[2 * h] = vaddq_f64(acc[2 * h], vcvt_f64_f32(vget_low_f32(sq)));
+            acc[2 * h + 1] = vaddq_f64(acc[2 * h + 1], vcvt_high_f64_f32(sq));
+        }
+    double sum = vaddvq_f64(vaddq_f64(vaddq_f64(acc[0], acc[1]), vaddq_f64(acc[2], acc[3])));
+    for (; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+    return sum;
+}
+
 #endif  // __x86_64__ / __aarch64__
 
 MathFns make_reference() {
@@ -165,6 +203,7 @@ MathFns make_reference() {
     m.isa = "scalar";
     m.softmax_exp = softmax_exp_ref;
     m.swiglu = swiglu_ref;
+    m.sum_squares = sum_squares_ref;
     return m;
 }
 
@@ -199,6 +238,7 @@ const MathFns& math_fns() {
             m.isa = "avx2";
             m.softmax_exp = softmax_exp_avx2;
             m.swiglu = swiglu_avx2;
+            m.sum_squares = sum_squares_avx2;
         }
 #elif defined(__aarch64__)
         // Both NEON kernel sets (AdvSIMD is baseline); GENIE_CPU_ISA=scalar keeps the reference.
@@ -206,6 +246,7 @@ const MathFns& math_fns() {
             m.isa = "neon";
             m.softmax_exp = softmax_exp_neon;
             m.swiglu = swiglu_neon;
+            m.sum_squares = sum_squares_neon;
         }
 #endif
         return m;
