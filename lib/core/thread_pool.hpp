@@ -30,7 +30,7 @@ public:
     int32_t size() const noexcept { return static_cast<int32_t>(workers_.size()) + 1; }
 
     /// Runs fn(begin, end) over [0, n) split into contiguous chunks (claimed dynamically,
-    /// shrinking from n / (2 x threads) to n / (16 x threads); the caller's thread takes
+    /// shrinking from n / (2 x threads) to n / (32 x threads); the caller's thread takes
     /// part) and returns when all are done. n < 2^40.
     /// Exceptions from fn are rethrown on the caller's thread. Not reentrant: one
     /// parallel_for at a time per pool.
