@@ -2,7 +2,9 @@
 // (scalar reference, avx2, avx512_vnni, ...) per weight type, for a decode-shaped
 // product (one activation row) and a prefill tile (64 rows), single-threaded.
 // Counters: weight GB/s (bytes of weights streamed per second) and GFLOP/s (2 k n_out n).
-// Plus the activation quantizers. Run: build/bin/genie_bench_matmul [--benchmark_filter=Q4_K]
+// Plus the activation quantizers, the threaded decode product (matmul_threads: the pool,
+// the row split and the barrier included; NOUT, K and WINDOW set its shape) and decode
+// attention at depth (attention_decode). Run: build/bin/genie_bench_matmul [--benchmark_filter=Q4_K]
 // NOUT=512 (environment) sets the number of weight rows (default 4096 for decode, 512 for
 // prefill): with 512 a decode problem fits in L2, which times the arithmetic alone.
 // The weights sit on transparent huge pages (huge_buffer.hpp), as the model file's
@@ -10,10 +12,15 @@
 #include "backend/cpu/kernels/kernels.hpp"
 #include "quant/quant.hpp"
 #include "quant/vec_dot.hpp"
+#include "backend/backend.hpp"
+#include "backend/cpu/matmul.hpp"
+#include "genie/session.hpp"
+#include "core/thread_pool.hpp"
 #include "huge_buffer.hpp"
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -78,6 +85,69 @@ void bm_gemm(benchmark::State& state, const cpu::KernelSet* ks, DType type, int6
         benchmark::Counter(iters * 2.0 * static_cast<double>(k * n_out * n) / 1e9, benchmark::Counter::kIsRate);
 }
 
+// The whole decode product as the model runs it: backend::cpu::matmul on a pool of
+// `threads` (activation quantization, the row split and the barrier included), from DRAM
+// when NOUT is large (NOUT=150000 K=1024 is the 0.6B output projection). The rate to set
+// against genie_bench_bandwidth's figure at the same thread count.
+void bm_matmul_threads(benchmark::State& state, DType type, int threads) {
+    const int64_t k = getenv("K") ? atoi(getenv("K")) : 1024, n_out = getenv("NOUT") ? atoi(getenv("NOUT")) : 150000;
+    // WINDOW=W: each call multiplies the next W rows of the NOUT (a model's small matrices
+    // one after another, from DRAM when NOUT is large), so the per-call costs show.
+    const int64_t window = getenv("WINDOW") ? std::min<int64_t>(atoi(getenv("WINDOW")), n_out) : n_out;
+    Problem p = make_problem(type, k, n_out, 1);
+    ThreadPool pool(threads);
+    std::vector<float> x(static_cast<size_t>(k)), y(static_cast<size_t>(n_out));
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (auto& v : x) v = dist(rng);
+    backend::Weight w;
+    w.type = type;
+    w.n_in = k;
+    w.n_out = window;
+    w.row_bytes = p.wrow;
+    const backend::Tensor xt{x.data(), 1, k};
+    backend::Tensor yt{y.data(), 1, window};
+    int64_t at = 0;
+    for (auto _ : state) {
+        if (at + window > n_out) at = 0;
+        w.data = p.w->data() + static_cast<size_t>(at) * p.wrow;
+        at += window;
+        backend::cpu::matmul(pool, w, xt, yt);
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    const double iters = static_cast<double>(state.iterations());
+    state.counters["weight_GB/s"] =
+        benchmark::Counter(iters * static_cast<double>(p.wrow * static_cast<size_t>(window)) / 1e9, benchmark::Counter::kIsRate);
+}
+
+// Decode attention over an F16 cache `depth` cells deep: one query row of n_head heads
+// (KV heads 8, head size 128) against every layer's cache in turn, as a decode step
+// reads it (28 layers x 8 heads x depth x 512 bytes: from DRAM once that passes the
+// caches). Rate: KV bytes read per second. 16 heads: the 0.6B shape (GQA 2), 32: the
+// 4B shape (GQA 4; 36 layers).
+void bm_attention_decode(benchmark::State& state, int depth, int n_head, int n_layer, int threads) {
+    auto be = backend::make_cpu_backend(threads);
+    backend::KvLayout layout{n_layer, depth + 1, 8, 128, KvType::F16};
+    auto cache = be->create_kv_cache(layout);
+    std::mt19937 rng(4);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> kv(static_cast<size_t>(depth) * 1024);
+    for (auto& v : kv) v = dist(rng);
+    const backend::Tensor kt{kv.data(), depth, 1024};
+    for (int l = 0; l < n_layer; ++l) be->kv_store(*cache, l, kt, kt, 0);
+    std::vector<float> q(static_cast<size_t>(n_head) * 128), out(q.size());
+    for (auto& v : q) v = dist(rng);
+    const backend::Tensor qt{q.data(), 1, n_head * 128};
+    backend::Tensor ot{out.data(), 1, n_head * 128};
+    for (auto _ : state) {
+        for (int l = 0; l < n_layer; ++l) be->attention(qt, *cache, l, depth - 1, n_head, 0.088f, ot);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.counters["kv_GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * n_layer * 8.0 * depth * 512.0 / 1e9,
+                                                   benchmark::Counter::kIsRate);
+}
+
 void bm_quantize(benchmark::State& state, const cpu::KernelSet* ks, DType dt) {
     const int64_t k = 4096;
     std::vector<float> x(static_cast<size_t>(k));
@@ -114,6 +184,19 @@ const int kRegistered = [] {
             benchmark::RegisterBenchmark(name.c_str(), bm_quantize, ks, dt);
         }
     }
+    for (int depth : {1024, 4096})
+        for (int heads : {16, 32}) {
+            const int layers = heads == 16 ? 28 : 36;
+            const std::string name = "attention_decode/heads:" + std::to_string(heads) + "/8/depth:" + std::to_string(depth) + "/threads:2";
+            benchmark::RegisterBenchmark(name.c_str(), bm_attention_decode, depth, heads, layers, 2)->UseRealTime();
+        }
+    // The best set only (matmul runs the dispatched one), 1 and 2 threads.
+    for (DType t : types)
+        for (int threads : {1, 2}) {
+            const std::string name = std::string("matmul_threads/") + std::string(dtype_name(t)) + "/decode/threads:" +
+                                     std::to_string(threads);
+            benchmark::RegisterBenchmark(name.c_str(), bm_matmul_threads, t, threads)->UseRealTime();
+        }
     return 0;
 }();
 

@@ -378,8 +378,8 @@ public:
         // per query, then O = P V by accumulate_f16 over the head's V rows. Both stream
         // the head's K and V sequentially (CpuKvCache). In a prompt scores_f16 asks for the
         // V rows into L2 as it reads the keys, so each core has two streams in flight; in
-        // decode the kernels prefetch K and V ahead of their own reads instead (faster
-        // from DRAM: x86_kernels.inc, V·p). A block is sized so that
+        // decode the x86 kernels prefetch K and V ahead of their own reads instead (faster
+        // from DRAM: x86_kernels.inc, V·p; KernelSet::attn_prefetches). A block is sized so that
         // its scores stay in L2 for long contexts. Items are handed out longest first (the
         // causal range grows with the row) so the threads end together.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
@@ -412,9 +412,10 @@ public:
                            static_cast<int64_t>(group) * hd);
                 scores.resize(static_cast<size_t>(nq * n_kv_max));
                 p16.resize(static_cast<size_t>(nq * n_kv_max));
-                // scores[i][t] = K[t] · q[i] (in a prompt V's rows of the range come into L2 alongside)
+                // scores[i][t] = K[t] · q[i] (V's rows of the range come into L2 alongside, but
+                // not in an x86 decode step)
                 scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
-                           static_cast<size_t>(n_kv_max), n > 1 ? V : nullptr);
+                           static_cast<size_t>(n_kv_max), n > 1 || !ks.attn_prefetches ? V : nullptr);
                 for (int64_t i = 0; i < nq; ++i) {
                     const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
                     float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);

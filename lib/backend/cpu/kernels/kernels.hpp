@@ -56,6 +56,10 @@ struct KernelSet {
     size_t panel_bytes = 0;              ///< prefill: activation bytes per gemm call; 0: matmul's 64-row panels
     AccumulateF16Fn accumulate_f16 = nullptr;  ///< every set has one
     ScoresF16Fn scores_f16 = nullptr;  ///< nullptr (the scalar set): use gemm[F16]
+    /// scores_f16 and accumulate_f16 prefetch K and V ahead of their reads themselves and
+    /// one query row (decode) runs faster without the companion stream (the x86 sets);
+    /// false: decode passes the companion as a prompt does (NEON: not measured on ARM).
+    bool attn_prefetches = false;
 };
 
 /// Q8_0 / Q8_1 activations exactly as ggml-cpu quantizes them on x86 (arch/x86/quants.c:
