@@ -21,6 +21,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -127,25 +128,27 @@ void bm_matmul_threads(benchmark::State& state, DType type, int threads) {
 // caches). Rate: KV bytes read per second. 16 heads: the 0.6B shape (GQA 2), 32: the
 // 4B shape (GQA 4; 36 layers).
 void bm_attention_decode(benchmark::State& state, int depth, int n_head, int n_layer, int threads) {
+    constexpr int kHeadsKv = 8, kHeadDim = 128, kKvDim = kHeadsKv * kHeadDim;
     auto be = backend::make_cpu_backend(threads);
-    backend::KvLayout layout{n_layer, depth + 1, 8, 128, KvType::F16};
-    auto cache = be->create_kv_cache(layout);
+    auto cache = be->create_kv_cache(backend::KvLayout{n_layer, depth + 1, kHeadsKv, kHeadDim, KvType::F16});
     std::mt19937 rng(4);
     std::normal_distribution<float> dist(0.0f, 1.0f);
-    std::vector<float> kv(static_cast<size_t>(depth) * 1024);
+    std::vector<float> kv(static_cast<size_t>(depth) * kKvDim);
     for (auto& v : kv) v = dist(rng);
-    const backend::Tensor kt{kv.data(), depth, 1024};
+    const backend::Tensor kt{kv.data(), depth, kKvDim};
     for (int l = 0; l < n_layer; ++l) be->kv_store(*cache, l, kt, kt, 0);
-    std::vector<float> q(static_cast<size_t>(n_head) * 128), out(q.size());
+    std::vector<float> q(static_cast<size_t>(n_head) * kHeadDim), out(q.size());
     for (auto& v : q) v = dist(rng);
-    const backend::Tensor qt{q.data(), 1, n_head * 128};
-    backend::Tensor ot{out.data(), 1, n_head * 128};
+    const backend::Tensor qt{q.data(), 1, n_head * kHeadDim};
+    backend::Tensor ot{out.data(), 1, n_head * kHeadDim};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
     for (auto _ : state) {
-        for (int l = 0; l < n_layer; ++l) be->attention(qt, *cache, l, depth - 1, n_head, 0.088f, ot);
+        for (int l = 0; l < n_layer; ++l) be->attention(qt, *cache, l, depth - 1, n_head, scale, ot);
         benchmark::DoNotOptimize(out.data());
     }
-    state.counters["kv_GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * n_layer * 8.0 * depth * 512.0 / 1e9,
-                                                   benchmark::Counter::kIsRate);
+    // K and V: 2 x F16 per dimension, per cell, KV head and layer
+    const double kv_bytes = static_cast<double>(n_layer) * kKvDim * depth * 2 * sizeof(uint16_t);
+    state.counters["kv_GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * kv_bytes / 1e9, benchmark::Counter::kIsRate);
 }
 
 void bm_quantize(benchmark::State& state, const cpu::KernelSet* ks, DType dt) {

@@ -51,6 +51,7 @@ struct RopeParams {
     float beta_slow = 1.0f;
     int32_t n_ctx_orig = 0;
     const float* freq_factors = nullptr;  ///< optional [n_rot / 2], host memory
+    bool operator==(const RopeParams&) const = default;
 };
 
 /// Shape of a KV cache: per layer, n_ctx cells of n_head_kv * head_dim keys and values.

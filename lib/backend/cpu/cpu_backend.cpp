@@ -271,12 +271,7 @@ public:
     /// times (0.8 % of a 0.6B decode token's time). Values as ggml_rope_cache_init builds
     /// them: theta multiplied step by step, through rope_yarn.
     void rope_table(int64_t rows, int64_t cols, int32_t first_pos, const RopeParams& p) {
-        const bool same = rope_rows_ == rows && rope_first_pos_ == first_pos && rope_params_.n_rot == p.n_rot &&
-                          rope_params_.freq_base == p.freq_base && rope_params_.freq_scale == p.freq_scale &&
-                          rope_params_.ext_factor == p.ext_factor && rope_params_.attn_factor == p.attn_factor &&
-                          rope_params_.beta_fast == p.beta_fast && rope_params_.beta_slow == p.beta_slow &&
-                          rope_params_.n_ctx_orig == p.n_ctx_orig && rope_params_.freq_factors == p.freq_factors;
-        if (same) return;
+        if (rope_rows_ == rows && rope_first_pos_ == first_pos && rope_params_ == p) return;
         const int32_t half = p.n_rot / 2;
         const size_t size = static_cast<size_t>(rows) * static_cast<size_t>(half);
         rope_rows_ = -1;  // invalid until filled (an exception below leaves it so)
