@@ -419,12 +419,15 @@ bool f16_dot_close(double got, const uint16_t* a, size_t a_step, const uint16_t*
 
 TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values) matches a double sum", "[kernels]") {
     // Odd strides, head sizes with vector and scalar tails, query counts around the tile
-    // sizes (1-4, 9, 32 = a prefill block) and cell counts around the probability chunk (256).
+    // sizes (1-4, 9, 32 = a prefill block) and cell counts around the cell chunks (16-256
+    // cells by head size) and the probability chunk (256). Every set sums each output's
+    // cells in order in float, as the reference: the product of two F16 values is exact in
+    // float, so the result must equal that chain bit for bit, however the cells are tiled.
     std::mt19937 rng(17);
     std::uniform_real_distribution<float> value(-2.0f, 2.0f), prob(0.0f, 1.0f);
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
         REQUIRE(ks->accumulate_f16 != nullptr);
-        for (int64_t hd : {4, 8, 16, 20, 64, 80, 128}) {
+        for (int64_t hd : {4, 8, 16, 20, 64, 80, 128, 256}) {
             for (int64_t n : {1, 7, 256, 300, 600}) {
                 const size_t v_stride = static_cast<size_t>(hd) + 3, p_stride = static_cast<size_t>(n) + 5, ldo = static_cast<size_t>(hd) + 2;
                 const auto v = f16_values(static_cast<size_t>(n) * v_stride, [&] { return value(rng); });
@@ -433,16 +436,22 @@ TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values)
                     const auto p = f16_values(static_cast<size_t>(nq) * p_stride, [&] { return prob(rng) / static_cast<float>(n); });
                     std::vector<float> o(static_cast<size_t>(nq) * ldo, 123.0f);
                     ks->accumulate_f16(n, v.data(), v_stride, hd, p.data(), p_stride, nq, o.data(), ldo);
-                    int bad = 0;
+                    int bad = 0, inexact = 0;
                     for (int64_t i = 0; i < nq; ++i) {
-                        for (int64_t d = 0; d < hd; ++d)  // cells down column d of V
-                            if (!f16_dot_close(o[static_cast<size_t>(i) * ldo + static_cast<size_t>(d)], p.data() + static_cast<size_t>(i) * p_stride, 1,
-                                               v.data() + d, v_stride, n))
-                                ++bad;
+                        for (int64_t d = 0; d < hd; ++d) {  // cells down column d of V
+                            const float got = o[static_cast<size_t>(i) * ldo + static_cast<size_t>(d)];
+                            if (!f16_dot_close(got, p.data() + static_cast<size_t>(i) * p_stride, 1, v.data() + d, v_stride, n)) ++bad;
+                            float chain = 0.0f;
+                            for (int64_t t = 0; t < n; ++t)
+                                chain += fp16_to_fp32(p[static_cast<size_t>(i) * p_stride + static_cast<size_t>(t)]) *
+                                         fp16_to_fp32(v[static_cast<size_t>(t) * v_stride + static_cast<size_t>(d)]);
+                            if (got != chain) ++inexact;
+                        }
                         for (size_t d = static_cast<size_t>(hd); d < ldo; ++d)  // the padding stays untouched
                             if (o[static_cast<size_t>(i) * ldo + d] != 123.0f) ++bad;
                     }
                     CHECK(bad == 0);
+                    CHECK(inexact == 0);
                 }
             }
         }
