@@ -11,6 +11,7 @@
 #include "backend/cpu/simd_math.hpp"
 
 #include "core/fp16.hpp"
+#include "core/huge_pages.hpp"
 #include "core/thread_pool.hpp"
 #include "quant/quant.hpp"
 
@@ -86,9 +87,13 @@ public:
     size_t head_base(int32_t layer, int32_t head) const {
         return (static_cast<size_t>(layer) * layout_.n_head_kv + static_cast<size_t>(head)) * layout_.n_ctx * layout_.head_dim;
     }
-    std::vector<uint16_t> k16, v16;
-    std::vector<float> k32, v32;
-    std::vector<uint8_t> k8, v8;  // Q8_0: per layer n_ctx * row_bytes() (head-major, attention_q8.hpp)
+    // On 2 MiB pages where the system has them (core/huge_pages.hpp); zeroed, and so
+    // resident, from the start, as llama.cpp clears its KV buffer.
+    template <class T>
+    using Cells = std::vector<T, HugePageAllocator<T>>;
+    Cells<uint16_t> k16, v16;
+    Cells<float> k32, v32;
+    Cells<uint8_t> k8, v8;  // Q8_0: per layer n_ctx * row_bytes() (head-major, attention_q8.hpp)
     uint8_t* q8_k(int32_t layer) { return k8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
     uint8_t* q8_v(int32_t layer) { return v8.data() + static_cast<size_t>(layer) * layout_.n_ctx * layout_.row_bytes(); }
 
@@ -147,12 +152,12 @@ private:
                         fmt::format("KV cells [{}, {}) of layer {} are out of range", cell, cell + n, layer));
     }
     template <class T>
-    std::vector<T>& keys() {
+    Cells<T>& keys() {
         if constexpr (std::is_same_v<T, uint16_t>) return k16;
         else return k32;
     }
     template <class T>
-    std::vector<T>& values() {
+    Cells<T>& values() {
         if constexpr (std::is_same_v<T, uint16_t>) return v16;
         else return v32;
     }
