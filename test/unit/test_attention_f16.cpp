@@ -1,4 +1,4 @@
-// The CPU backend's F16 KV cache (head-major keys, transposed values) and its attention:
+// The CPU backend's F16 KV cache (per head, keys and values cell-major) and its attention:
 // against a double-precision reference computed here from the cells as read_cells
 // returns them (cell rows, the KV file's format), for grouped and plain multi-head
 // shapes, single-row decode and multi-row prefill blocks, long causal ranges; and
@@ -63,6 +63,8 @@ TEST_CASE("attention f16: equals a double-precision reference, and cells survive
     };
     // 16/8: Qwen3-0.6B's grouping; 14/2: Qwen2-0.5B's (groups of 7); 4/4: no grouping (one
     // query per KV head: the decode path's two-column form); head_dim 72: not a multiple of 32.
+    // The 16/8 cache (6.8 MB each of K and V) is on the 2 MiB-aligned huge-page allocation,
+    // the 4/4 one (0.8 MB) on operator new (core/huge_pages.hpp).
     for (const Shape shape : {Shape{16, 8, 128}, Shape{14, 2, 64}, Shape{4, 4, 32}, Shape{6, 2, 72}}) {
         DYNAMIC_SECTION("heads " << shape.n_head << "/" << shape.n_head_kv << " head_dim " << shape.head_dim) {
             auto be = backend::make_cpu_backend(2);
