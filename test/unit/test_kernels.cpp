@@ -459,8 +459,11 @@ TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values)
 }
 
 TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kernels]") {
-    // Head sizes with and without a partial vector, cell counts around the 4-cell groups,
-    // query counts around the 4-query groups (32: a prefill block), odd strides.
+    // Head sizes with and without a partial vector, cell counts around the 4-cell groups
+    // and the cell chunks of a prompt's block (16-256 cells by head size), query counts
+    // around the 4-query groups (32: a prefill block), odd strides. A query's scores do not
+    // depend on how many queries come with it (tiles, chunks): each equals, bit for bit,
+    // that query's scores computed alone.
     std::mt19937 rng(29);
     std::uniform_real_distribution<float> value(-2.0f, 2.0f);
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
@@ -478,7 +481,8 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
                     const auto q = f16_values(static_cast<size_t>(nq) * q_stride, [&] { return value(rng); });
                     std::vector<float> out(static_cast<size_t>(nq) * lds, 123.0f);
                     ks->scores_f16(n, k.data(), k_stride, hd, q.data(), q_stride, nq, out.data(), lds, nq % 2 ? k.data() : nullptr);
-                    int bad = 0;
+                    int bad = 0, alone_differs = 0;
+                    std::vector<float> alone(static_cast<size_t>(n));
                     for (int64_t i = 0; i < nq; ++i) {
                         for (int64_t t = 0; t < n; ++t)  // along key row t
                             if (!f16_dot_close(out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)], q.data() + static_cast<size_t>(i) * q_stride, 1,
@@ -486,8 +490,13 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
                                 ++bad;
                         for (size_t t = static_cast<size_t>(n); t < lds; ++t)
                             if (out[static_cast<size_t>(i) * lds + t] != 123.0f) ++bad;
+                        ks->scores_f16(n, k.data(), k_stride, hd, q.data() + static_cast<size_t>(i) * q_stride, q_stride, 1, alone.data(),
+                                       static_cast<size_t>(n), nullptr);
+                        for (int64_t t = 0; t < n; ++t)
+                            if (alone[static_cast<size_t>(t)] != out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)]) ++alone_differs;
                     }
                     CHECK(bad == 0);
+                    CHECK(alone_differs == 0);
                 }
             }
         }
