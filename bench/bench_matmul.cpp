@@ -3,8 +3,9 @@
 // product (one activation row) and a prefill tile (64 rows), single-threaded.
 // Counters: weight GB/s (bytes of weights streamed per second) and GFLOP/s (2 k n_out n).
 // Plus the activation quantizers, the threaded decode product (matmul_threads: the pool,
-// the row split and the barrier included; NOUT, K and WINDOW set its shape) and decode
-// attention at depth (attention_decode). Run: build/bin/genie_bench_matmul [--benchmark_filter=Q4_K]
+// the row split and the barrier included; NOUT, K and WINDOW set its shape), decode
+// attention at depth (attention_decode) and a prompt's last 64 rows at depth 2048
+// (attention_prompt). Run: build/bin/genie_bench_matmul [--benchmark_filter=Q4_K]
 // NOUT=512 (environment) sets the number of weight rows (default 4096 for decode, 512 for
 // prefill): with 512 a decode problem fits in L2, which times the arithmetic alone.
 // The weights sit on transparent huge pages (huge_buffer.hpp), as the model file's
@@ -127,7 +128,10 @@ void bm_matmul_threads(benchmark::State& state, DType type, int threads) {
 // reads it (28 layers x 8 heads x depth x 512 bytes: from DRAM once that passes the
 // caches). Rate: KV bytes read per second. 16 heads: the 0.6B shape (GQA 2), 32: the
 // 4B shape (GQA 4; 36 layers).
-void bm_attention_decode(benchmark::State& state, int depth, int n_head, int n_layer, int threads) {
+/// Attention over `depth` cells of n_layer layers' F16 caches for `rows` query rows at the
+/// last positions (rows = 1: a decode step; more: the end of a prompt's evaluation at
+/// that depth, the blocks of the prefill path).
+void bm_attention_decode(benchmark::State& state, int depth, int n_head, int n_layer, int threads, int rows = 1) {
     constexpr int kHeadsKv = 8, kHeadDim = 128, kKvDim = kHeadsKv * kHeadDim;
     auto be = backend::make_cpu_backend(threads);
     auto cache = be->create_kv_cache(backend::KvLayout{n_layer, depth + 1, kHeadsKv, kHeadDim, KvType::F16});
@@ -137,14 +141,18 @@ void bm_attention_decode(benchmark::State& state, int depth, int n_head, int n_l
     for (auto& v : kv) v = dist(rng);
     const backend::Tensor kt{kv.data(), depth, kKvDim};
     for (int l = 0; l < n_layer; ++l) be->kv_store(*cache, l, kt, kt, 0);
-    std::vector<float> q(static_cast<size_t>(n_head) * kHeadDim), out(q.size());
+    std::vector<float> q(static_cast<size_t>(rows) * n_head * kHeadDim), out(q.size());
     for (auto& v : q) v = dist(rng);
-    const backend::Tensor qt{q.data(), 1, n_head * kHeadDim};
-    backend::Tensor ot{out.data(), 1, n_head * kHeadDim};
+    const backend::Tensor qt{q.data(), rows, n_head * kHeadDim};
+    backend::Tensor ot{out.data(), rows, n_head * kHeadDim};
     const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
     for (auto _ : state) {
-        for (int l = 0; l < n_layer; ++l) be->attention(qt, *cache, l, depth - 1, n_head, scale, ot);
+        for (int l = 0; l < n_layer; ++l) be->attention(qt, *cache, l, depth - rows, n_head, scale, ot);
         benchmark::DoNotOptimize(out.data());
+    }
+    if (rows > 1) {
+        state.counters["rows/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * rows, benchmark::Counter::kIsRate);
+        return;
     }
     // K and V: 2 x F16 per dimension, per cell, KV head and layer
     const double kv_bytes = static_cast<double>(n_layer) * kKvDim * depth * 2 * sizeof(uint16_t);
@@ -191,8 +199,13 @@ const int kRegistered = [] {
         for (int heads : {16, 32}) {
             const int layers = heads == 16 ? 28 : 36;
             const std::string name = "attention_decode/heads:" + std::to_string(heads) + "/8/depth:" + std::to_string(depth) + "/threads:2";
-            benchmark::RegisterBenchmark(name.c_str(), bm_attention_decode, depth, heads, layers, 2)->UseRealTime();
+            benchmark::RegisterBenchmark(name.c_str(), bm_attention_decode, depth, heads, layers, 2, 1)->UseRealTime();
         }
+    for (int heads : {16, 32}) {  // the last 64 rows of a prompt at depth 2048
+        const int layers = heads == 16 ? 28 : 36;
+        const std::string name = "attention_prompt/heads:" + std::to_string(heads) + "/8/depth:2048/rows:64/threads:2";
+        benchmark::RegisterBenchmark(name.c_str(), bm_attention_decode, 2048, heads, layers, 2, 64)->UseRealTime();
+    }
     // The best set only (matmul runs the dispatched one), 1 and 2 threads.
     for (DType t : types)
         for (int threads : {1, 2}) {
