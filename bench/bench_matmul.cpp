@@ -123,15 +123,13 @@ void bm_matmul_threads(benchmark::State& state, DType type, int threads) {
         benchmark::Counter(iters * static_cast<double>(p.wrow * static_cast<size_t>(window)) / 1e9, benchmark::Counter::kIsRate);
 }
 
-// Decode attention over an F16 cache `depth` cells deep: one query row of n_head heads
-// (KV heads 8, head size 128) against every layer's cache in turn, as a decode step
-// reads it (28 layers x 8 heads x depth x 512 bytes: from DRAM once that passes the
-// caches). Rate: KV bytes read per second. 16 heads: the 0.6B shape (GQA 2), 32: the
-// 4B shape (GQA 4; 36 layers).
-/// Attention over `depth` cells of n_layer layers' F16 caches for `rows` query rows at the
-/// last positions (rows = 1: a decode step; more: the end of a prompt's evaluation at
-/// that depth, the blocks of the prefill path).
-void bm_attention_decode(benchmark::State& state, int depth, int n_head, int n_layer, int threads, int rows = 1) {
+// Attention over F16 caches `depth` cells deep: `rows` query rows of n_head heads (KV
+// heads 8, head size 128) at the last positions, against every layer's cache in turn.
+// rows = 1 is a decode step (n_layer x 8 heads x depth x 512 bytes: from DRAM once that
+// passes the caches; rate: KV bytes read per second); more rows are the end of a prompt's
+// evaluation at that depth, the prefill blocks (rate: rows per second). 16 heads: the
+// 0.6B shape (GQA 2, 28 layers), 32: the 4B shape (GQA 4, 36 layers).
+void bm_attention(benchmark::State& state, int depth, int n_head, int n_layer, int threads, int rows) {
     constexpr int kHeadsKv = 8, kHeadDim = 128, kKvDim = kHeadsKv * kHeadDim;
     auto be = backend::make_cpu_backend(threads);
     auto cache = be->create_kv_cache(backend::KvLayout{n_layer, depth + 1, kHeadsKv, kHeadDim, KvType::F16});
@@ -199,12 +197,12 @@ const int kRegistered = [] {
         for (int heads : {16, 32}) {
             const int layers = heads == 16 ? 28 : 36;
             const std::string name = "attention_decode/heads:" + std::to_string(heads) + "/8/depth:" + std::to_string(depth) + "/threads:2";
-            benchmark::RegisterBenchmark(name.c_str(), bm_attention_decode, depth, heads, layers, 2, 1)->UseRealTime();
+            benchmark::RegisterBenchmark(name.c_str(), bm_attention, depth, heads, layers, 2, 1)->UseRealTime();
         }
     for (int heads : {16, 32}) {  // the last 64 rows of a prompt at depth 2048
         const int layers = heads == 16 ? 28 : 36;
         const std::string name = "attention_prompt/heads:" + std::to_string(heads) + "/8/depth:2048/rows:64/threads:2";
-        benchmark::RegisterBenchmark(name.c_str(), bm_attention_decode, 2048, heads, layers, 2, 64)->UseRealTime();
+        benchmark::RegisterBenchmark(name.c_str(), bm_attention, 2048, heads, layers, 2, 64)->UseRealTime();
     }
     // The best set only (matmul runs the dispatched one), 1 and 2 threads.
     for (DType t : types)
