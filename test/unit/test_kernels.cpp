@@ -462,8 +462,10 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
     // Head sizes with and without a partial vector, cell counts around the 4-cell groups
     // and the cell chunks of a prompt's block (16-256 cells by head size), query counts
     // around the 4-query groups (32: a prefill block), odd strides. A query's scores do not
-    // depend on how many queries come with it (tiles, chunks): each equals, bit for bit,
-    // that query's scores computed alone.
+    // depend on where it sits in its block (tiles, chunks): each equals, bit for bit, its
+    // scores with the block's queries in reverse order; in the decode path (1-2 queries
+    // in every set) also its scores computed alone. A prompt's block (more queries) may
+    // sum in another order than decode (the lanes path of x86): close, not equal.
     std::mt19937 rng(29);
     std::uniform_real_distribution<float> value(-2.0f, 2.0f);
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
@@ -472,7 +474,7 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
             continue;
         }
         REQUIRE(ks->scores_f16 != nullptr);
-        for (int64_t hd : {8, 16, 20, 64, 128, 200, 512}) {
+        for (int64_t hd : {8, 16, 20, 64, 96, 128, 200, 512}) {
             for (int64_t n : {1, 3, 4, 7, 64, 301}) {
                 const size_t k_stride = static_cast<size_t>(hd) + 5, q_stride = static_cast<size_t>(hd) + 1, lds = static_cast<size_t>(n) + 3;
                 const auto k = f16_values(static_cast<size_t>(n) * k_stride, [&] { return value(rng); });
@@ -481,15 +483,24 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
                     const auto q = f16_values(static_cast<size_t>(nq) * q_stride, [&] { return value(rng); });
                     std::vector<float> out(static_cast<size_t>(nq) * lds, 123.0f);
                     ks->scores_f16(n, k.data(), k_stride, hd, q.data(), q_stride, nq, out.data(), lds, nq % 2 ? k.data() : nullptr);
-                    int bad = 0, alone_differs = 0;
+                    int bad = 0, alone_differs = 0, reversed_differs = 0;
                     std::vector<float> alone(static_cast<size_t>(n));
+                    std::vector<uint16_t> q_rev(q.size());
+                    for (int64_t i = 0; i < nq; ++i)
+                        std::copy_n(q.data() + static_cast<size_t>(nq - 1 - i) * q_stride, q_stride, q_rev.data() + static_cast<size_t>(i) * q_stride);
+                    std::vector<float> rev(static_cast<size_t>(nq) * lds, 123.0f);
+                    ks->scores_f16(n, k.data(), k_stride, hd, q_rev.data(), q_stride, nq, rev.data(), lds, nullptr);
                     for (int64_t i = 0; i < nq; ++i) {
+                        for (int64_t t = 0; t < n; ++t)
+                            if (rev[static_cast<size_t>(nq - 1 - i) * lds + static_cast<size_t>(t)] != out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)])
+                                ++reversed_differs;
                         for (int64_t t = 0; t < n; ++t)  // along key row t
                             if (!f16_dot_close(out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)], q.data() + static_cast<size_t>(i) * q_stride, 1,
                                                k.data() + static_cast<size_t>(t) * k_stride, 1, hd))
                                 ++bad;
                         for (size_t t = static_cast<size_t>(n); t < lds; ++t)
                             if (out[static_cast<size_t>(i) * lds + t] != 123.0f) ++bad;
+                        if (nq > 2) continue;
                         ks->scores_f16(n, k.data(), k_stride, hd, q.data() + static_cast<size_t>(i) * q_stride, q_stride, 1, alone.data(),
                                        static_cast<size_t>(n), nullptr);
                         for (int64_t t = 0; t < n; ++t)
@@ -497,6 +508,7 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
                     }
                     CHECK(bad == 0);
                     CHECK(alone_differs == 0);
+                    CHECK(reversed_differs == 0);
                 }
             }
         }

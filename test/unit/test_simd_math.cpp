@@ -71,11 +71,13 @@ TEST_CASE("simd math: softmax exp is within 2 ulp of std::exp and sums in double
             std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
             for (auto& v : x) v = dist(rng);
             x[0] = 0.0f;
-            const float max = *std::max_element(x.begin(), x.end());
-            const double sum = m->softmax_exp(n, y.data(), x.data(), max);
+            const float scale = n % 2 ? 1.0f : 0.0883883f;  // scaled on the fly, rounded before the subtraction
+            const float max = *std::max_element(x.begin(), x.end()) * scale;
+            const double sum = m->softmax_exp(n, y.data(), x.data(), scale, max);
             double want_sum = 0.0;
             for (int64_t i = 0; i < n; ++i) {
-                const float want = std::exp(x[static_cast<size_t>(i)] - max);
+                const float scaled = x[static_cast<size_t>(i)] * scale;
+                const float want = std::exp(scaled - max);
                 REQUIRE(ulp_distance(y[static_cast<size_t>(i)], want) <= 2);
                 want_sum += static_cast<double>(y[static_cast<size_t>(i)]);
             }
@@ -83,8 +85,12 @@ TEST_CASE("simd math: softmax exp is within 2 ulp of std::exp and sums in double
         }
         // Large negative arguments underflow to 0 like expf, never to garbage.
         std::vector<float> x{0.0f, -87.0f, -100.0f, -104.0f, -150.0f, -1e30f, -87.0f, -50.0f}, y(8);
-        m->softmax_exp(8, y.data(), x.data(), 0.0f);
+        m->softmax_exp(8, y.data(), x.data(), 1.0f, 0.0f);
         for (size_t i = 0; i < x.size(); ++i) REQUIRE(ulp_distance(y[i], std::exp(x[i])) <= 2);
+        // In place (attention's scores become their exponentials).
+        std::vector<float> z = x;
+        m->softmax_exp(8, z.data(), z.data(), 1.0f, 0.0f);
+        REQUIRE(std::memcmp(z.data(), y.data(), y.size() * sizeof(float)) == 0);
     }
 }
 
@@ -144,7 +150,7 @@ TEST_CASE("simd math: the SIMD exp is ggml's algorithm bit for bit (x86 and NEON
     const float edge[] = {-87.4f, -88.0f, -95.0f, -103.9f, -104.0f, -120.0f, -140.0f, -1e30f, 88.0f, 88.7f, 89.0f, 100.0f, 0.0f, -0.0f, 1e-30f, -1e-30f};
     std::copy(std::begin(edge), std::end(edge), x.begin());
     std::vector<float> y(x.size());
-    m.softmax_exp(static_cast<int64_t>(x.size()), y.data(), x.data(), 0.0f);  // x.size() is a multiple of 8: all lanes SIMD
+    m.softmax_exp(static_cast<int64_t>(x.size()), y.data(), x.data(), 1.0f, 0.0f);  // x.size() is a multiple of 8: all lanes SIMD
     for (size_t i = 0; i < x.size(); ++i) {
         const float want = expf_ggml_algorithm(x[i]);
         INFO("x = " << x[i]);
@@ -152,25 +158,46 @@ TEST_CASE("simd math: the SIMD exp is ggml's algorithm bit for bit (x86 and NEON
     }
 }
 
-TEST_CASE("simd math: scale_and_max scales in place and returns the exact maximum", "[simd_math]") {
+TEST_CASE("simd math: scaled_max is the exact maximum of the rounded products, the row untouched", "[simd_math]") {
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> dist(-50.0f, 50.0f);
     for (int64_t n : {0, 1, 7, 8, 9, 31, 1000}) {
-        for (int where : {0, 1, 2}) {  // the largest first, last, or wherever it falls
-            CAPTURE(n, where);
-            std::vector<float> x(static_cast<size_t>(n));
-            for (auto& e : x) e = dist(rng);
-            if (n > 0 && where == 0) x.front() = 99.0f;
-            if (n > 0 && where == 1) x.back() = 99.0f;
-            std::vector<float> got = x;
-            const float scale = 0.0883883f;
-            const float m = cpu::scale_and_max(got.data(), n, scale);
-            float want = -INFINITY;
-            for (int64_t t = 0; t < n; ++t) {
-                REQUIRE(got[static_cast<size_t>(t)] == x[static_cast<size_t>(t)] * scale);
-                want = std::max(want, got[static_cast<size_t>(t)]);
+        for (int where : {0, 1, 2, 3}) {  // the largest first, last, wherever it falls; a NaN among them
+            for (float scale : {0.0883883f, 1.0f, 3.0f, -0.125f}) {
+                CAPTURE(n, where, scale);
+                std::vector<float> x(static_cast<size_t>(n));
+                for (auto& e : x) e = dist(rng);
+                if (n > 0 && where == 0) x.front() = 99.0f;
+                if (n > 0 && where == 1) x.back() = 99.0f;
+                if (n > 2 && where == 3) x[static_cast<size_t>(n / 2)] = NAN;
+                const std::vector<float> before = x;
+                const float m = cpu::scaled_max(x.data(), n, scale);
+                float want = -INFINITY;
+                for (int64_t t = 0; t < n; ++t) {  // the old in-place pass: products rounded, then compared
+                    const float v = x[static_cast<size_t>(t)] * scale;
+                    want = want < v ? v : want;
+                }
+                CHECK(m == want);
+                CHECK(std::memcmp(x.data(), before.data(), x.size() * sizeof(float)) == 0);
             }
-            CHECK(m == want);
+        }
+    }
+}
+
+TEST_CASE("simd math: scale_to_f16 is F16(x * s), rounded to nearest even, subnormals kept", "[simd_math]") {
+    std::mt19937 rng(6);
+    std::uniform_real_distribution<float> expo(-30.0f, 2.0f);
+    for (const cpu::MathFns* m : all_math()) {
+        INFO(m->isa);
+        for (int64_t n : {0, 1, 7, 8, 9, 100, 1031}) {
+            std::vector<float> x(static_cast<size_t>(n));
+            for (auto& v : x) v = std::exp2(expo(rng));  // probabilities down to F16's subnormals and below
+            if (n > 3) x[2] = 0.0f;
+            const float s = 1.0f / 3.0f;
+            std::vector<uint16_t> got(static_cast<size_t>(n) + 1, 0xABCD);
+            m->scale_to_f16(n, x.data(), s, got.data());
+            for (int64_t i = 0; i < n; ++i) REQUIRE(got[static_cast<size_t>(i)] == fp32_to_fp16(x[static_cast<size_t>(i)] * s));
+            REQUIRE(got[static_cast<size_t>(n)] == 0xABCD);  // nothing past n
         }
     }
 }

@@ -209,8 +209,8 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
                 scores.data(), static_cast<size_t>(n_kv));
             for (int32_t g = 0; g < group; ++g) {
                 float* sg = scores.data() + static_cast<size_t>(g) * n_kv;
-                const float max = cpu::scale_and_max(sg, n_kv, scale);
-                const double sum = math.softmax_exp(n_kv, sg, sg, max);  // as the F16 path
+                const float max = cpu::scaled_max(sg, n_kv, scale);
+                const double sum = math.softmax_exp(n_kv, sg, sg, scale, max);  // as the F16 path
                 const float inv = static_cast<float>(1.0 / sum);
                 for (int32_t t = 0; t < n_kv; ++t) sg[t] *= inv;
             }

@@ -399,8 +399,8 @@ public:
             thread_local std::vector<uint16_t> q16, p16;
             thread_local std::vector<float> scores, o;
             for (int64_t item = begin; item < end; ++item) {
-                const int64_t block = blocks - 1 - item / n_head_kv;  // longest first
-                const int32_t hk = static_cast<int32_t>(item % n_head_kv), h0 = hk * group;
+                const int64_t block = blocks - 1 - item % blocks;  // longest first
+                const int32_t hk = static_cast<int32_t>(item / blocks), h0 = hk * group;
                 const int64_t r0 = block * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
                 const int64_t nq = (r1 - r0) * group;
                 const int64_t n_kv_max = first_pos + r1;  // causal range of the block's last row
@@ -419,12 +419,13 @@ public:
                 for (int64_t i = 0; i < nq; ++i) {
                     const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
                     float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);
-                    const float max = genie::cpu::scale_and_max(sg, n_kv, scale);
-                    const double sum = math.softmax_exp(n_kv, sg, sg, max);
-                    const float inv = static_cast<float>(1.0 / sum);
-                    for (int64_t t = 0; t < n_kv; ++t) sg[t] *= inv;
+                    // ggml: scores scaled, max, exp(s - max) summed in double, times 1 / sum,
+                    // to F16; here in three passes over the row (scaled_max reads it,
+                    // softmax_exp scales on the fly, scale_to_f16 normalises and converts).
+                    const float max = genie::cpu::scaled_max(sg, n_kv, scale);
+                    const double sum = math.softmax_exp(n_kv, sg, sg, scale, max);
                     uint16_t* pg = p16.data() + static_cast<size_t>(i * n_kv_max);
-                    to_f16(sg, pg, n_kv);
+                    math.scale_to_f16(n_kv, sg, static_cast<float>(1.0 / sum), pg);
                     std::fill(pg + n_kv, pg + n_kv_max, uint16_t{0});
                 }
                 // o[i][d] = sum over cells t of p[i][t] V[t][d]

@@ -1,6 +1,7 @@
 #include "backend/cpu/simd_math.hpp"
 
 #include "backend/cpu/kernels/kernels.hpp"
+#include "core/fp16.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,13 +20,17 @@ namespace {
 
 // ---- reference ------------------------------------------------------------------------
 
-double softmax_exp_ref(int64_t n, float* y, const float* x, float max) {
+double softmax_exp_ref(int64_t n, float* y, const float* x, float scale, float max) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) {
-        y[i] = std::exp(x[i] - max);
+        y[i] = std::exp(x[i] * scale - max);
         sum += static_cast<double>(y[i]);
     }
     return sum;
+}
+
+void scale_to_f16_ref(int64_t n, const float* x, float s, uint16_t* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_fp16(x[i] * s);
 }
 
 void swiglu_ref(int64_t n, const float* g, const float* u, float* out) {
@@ -80,20 +85,28 @@ GENIE_AVX2 inline float hsum8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-GENIE_AVX2 double softmax_exp_avx2(int64_t n, float* y, const float* x, float max) {
+GENIE_AVX2 double softmax_exp_avx2(int64_t n, float* y, const float* x, float scale, float max) {
     double sum = 0.0;
     int64_t i = 0;
-    const __m256 vmax = _mm256_set1_ps(max);
+    const __m256 vmax = _mm256_set1_ps(max), vscale = _mm256_set1_ps(scale);
     for (; i + 8 <= n; i += 8) {
-        const __m256 v = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        const __m256 v = exp8(_mm256_sub_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vscale), vmax));
         _mm256_storeu_ps(y + i, v);
         sum += static_cast<double>(hsum8(v));
     }
     for (; i < n; ++i) {
-        y[i] = std::exp(x[i] - max);
+        y[i] = std::exp(x[i] * scale - max);
         sum += static_cast<double>(y[i]);
     }
     return sum;
+}
+
+GENIE_AVX2 void scale_to_f16_avx2(int64_t n, const float* x, float s, uint16_t* out) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; ++i) out[i] = fp32_to_fp16(x[i] * s);
 }
 
 GENIE_AVX2 void swiglu_avx2(int64_t n, const float* g, const float* u, float* out) {
@@ -154,20 +167,28 @@ inline float32x4_t exp4(float32x4_t x) {
 }
 
 /// As ggml_vec_soft_max_f32 on ARM: 4 lanes summed in float (vaddvq_f32), then in double.
-double softmax_exp_neon(int64_t n, float* y, const float* x, float max) {
+double softmax_exp_neon(int64_t n, float* y, const float* x, float scale, float max) {
     double sum = 0.0;
     int64_t i = 0;
-    const float32x4_t vmax = vdupq_n_f32(max);
+    const float32x4_t vmax = vdupq_n_f32(max), vscale = vdupq_n_f32(scale);
     for (; i + 4 <= n; i += 4) {
-        const float32x4_t v = exp4(vsubq_f32(vld1q_f32(x + i), vmax));
+        const float32x4_t v = exp4(vsubq_f32(vmulq_f32(vld1q_f32(x + i), vscale), vmax));
         vst1q_f32(y + i, v);
         sum += static_cast<double>(vaddvq_f32(v));
     }
     for (; i < n; ++i) {
-        y[i] = std::exp(x[i] - max);
+        y[i] = std::exp(x[i] * scale - max);
         sum += static_cast<double>(y[i]);
     }
     return sum;
+}
+
+void scale_to_f16_neon(int64_t n, const float* x, float s, uint16_t* out) {
+    const float32x4_t vs = vdupq_n_f32(s);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vmulq_f32(vld1q_f32(x + i), vs))));
+    for (; i < n; ++i) out[i] = fp32_to_fp16(x[i] * s);
 }
 
 void swiglu_neon(int64_t n, const float* g, const float* u, float* out) {
@@ -202,6 +223,7 @@ MathFns make_reference() {
     MathFns m;
     m.isa = "scalar";
     m.softmax_exp = softmax_exp_ref;
+    m.scale_to_f16 = scale_to_f16_ref;
     m.swiglu = swiglu_ref;
     m.sum_squares = sum_squares_ref;
     return m;
@@ -209,18 +231,28 @@ MathFns make_reference() {
 
 }  // namespace
 
-float scale_and_max(float* s, int64_t n, float scale) {
+namespace {
+
+/// The largest f(s[t]) (NaNs passed over) in eight running maxima.
+template <class F>
+inline float running_max(const float* s, int64_t n, F f) {
     float m[8];
     std::fill(m, m + 8, -INFINITY);
     int64_t t = 0;
     for (; t + 8 <= n; t += 8)
         for (int j = 0; j < 8; ++j) {
-            const float v = s[t + j] * scale;
-            s[t + j] = v;
+            const float v = f(s[t + j]);
             m[j] = m[j] < v ? v : m[j];
         }
-    for (; t < n; ++t) m[0] = std::max(m[0], s[t] *= scale);
+    for (; t < n; ++t) m[0] = std::max(m[0], f(s[t]));
     return *std::max_element(m, m + 8);
+}
+
+}  // namespace
+
+float scaled_max(const float* s, int64_t n, float scale) {
+    if (scale > 0.0f) return running_max(s, n, [](float v) { return v; }) * scale;
+    return running_max(s, n, [scale](float v) { return v * scale; });  // never in a model
 }
 
 const MathFns& reference_math() {
@@ -237,6 +269,7 @@ const MathFns& math_fns() {
         if (std::strcmp(isa, "avx2") == 0 || std::strncmp(isa, "avx512", 6) == 0) {
             m.isa = "avx2";
             m.softmax_exp = softmax_exp_avx2;
+            m.scale_to_f16 = scale_to_f16_avx2;
             m.swiglu = swiglu_avx2;
             m.sum_squares = sum_squares_avx2;
         }
@@ -245,6 +278,7 @@ const MathFns& math_fns() {
         if (std::strncmp(kernel_set().isa, "neon", 4) == 0) {
             m.isa = "neon";
             m.softmax_exp = softmax_exp_neon;
+            m.scale_to_f16 = scale_to_f16_neon;
             m.swiglu = swiglu_neon;
             m.sum_squares = sum_squares_neon;
         }

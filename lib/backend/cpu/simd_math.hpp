@@ -14,8 +14,13 @@ namespace genie::cpu {
 
 struct MathFns {
     const char* isa = "scalar";
-    /// y[i] = exp(x[i] - max) for i < n; returns the sum in double (ggml_vec_soft_max_f32).
-    double (*softmax_exp)(int64_t n, float* y, const float* x, float max) = nullptr;
+    /// y[i] = exp(x[i] * scale - max) for i < n; returns the sum in double
+    /// (ggml_vec_soft_max_f32 of the scaled row: x[i] * scale is rounded to float before
+    /// the subtraction, as ggml stores the scaled scores first). y may alias x.
+    double (*softmax_exp)(int64_t n, float* y, const float* x, float scale, float max) = nullptr;
+    /// out[i] = F16(x[i] * s) for i < n (round to nearest even): softmax's normalisation
+    /// and the F16 probabilities of attention's V·p in one pass.
+    void (*scale_to_f16)(int64_t n, const float* x, float s, uint16_t* out) = nullptr;
     /// out[i] = g[i] / (1 + exp(-g[i])) * u[i] (ggml_vec_swiglu_f32); out may alias g.
     void (*swiglu)(int64_t n, const float* g, const float* u, float* out) = nullptr;
     /// The sum of x[i] * x[i] (products in float, as ggml_compute_forward_rms_norm
@@ -27,11 +32,13 @@ struct MathFns {
     double (*sum_squares)(int64_t n, const float* x) = nullptr;
 };
 
-/// s[t] *= scale for t < n; returns the largest (-inf for n = 0). Eight running maxima
-/// that the compiler vectorises: attention's one dependent chain over a row's cells took
-/// ~4 cycles per cell, ~15 % of a 512-token prefill's time at a 2048-token depth (perf).
-/// The maximum does not depend on the order (scores are not NaN): exact.
-float scale_and_max(float* s, int64_t n, float scale);
+/// The largest s[t] * scale for t < n (-inf for n = 0; NaNs are passed over), s left as
+/// it is: for scale > 0 the unscaled maximum times scale (rounding is monotonic, so that is
+/// exactly the largest rounded product), so the row is read once and not written; softmax_exp
+/// scales again on the fly. Eight running maxima that the compiler vectorises: attention's
+/// one dependent chain over a row's cells took ~4 cycles per cell, ~15 % of a 512-token
+/// prefill's time at a 2048-token depth (perf). The maximum does not depend on the order: exact.
+float scaled_max(const float* s, int64_t n, float scale);
 
 /// The reference functions (std::exp, scalar loops).
 const MathFns& reference_math();
