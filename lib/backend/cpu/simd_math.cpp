@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define GENIE_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define GENIE_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 #elif defined(__aarch64__)
 #include <arm_neon.h>  // AdvSIMD is part of every aarch64 CPU: no target attribute needed
 #endif
@@ -137,6 +139,53 @@ GENIE_AVX2 double sum_squares_avx2(int64_t n, const float* x) {
     return sum;
 }
 
+// ---- AVX-512 (the avx512* kernel sets) ---------------------------------------------------
+
+/// exp8 in 16 lanes, operation for operation (the same results per element).
+GENIE_AVX512 inline __m512 exp16(__m512 x) {
+    const __m512 r = _mm512_set1_ps(0x1.8p23f);
+    const __m512 z = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), r);
+    const __m512 n = _mm512_sub_ps(z, r);
+    const __m512 b =
+        _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.7f7d1cp-20f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0x1.62e4p-1f), x));
+    const __m512i e = _mm512_slli_epi32(_mm512_castps_si512(z), 23);
+    const __m512 k = _mm512_castsi512_ps(_mm512_add_epi32(e, _mm512_castps_si512(_mm512_set1_ps(1))));
+    const __m512 abs_n = _mm512_abs_ps(n);
+    const __mmask16 c = _mm512_cmp_ps_mask(abs_n, _mm512_set1_ps(126), _CMP_GT_OQ);
+    const __m512 u = _mm512_mul_ps(b, b);
+    const __m512 j = _mm512_fmadd_ps(
+        _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(0x1.0e4020p-7f), b, _mm512_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm512_fmadd_ps(_mm512_set1_ps(0x1.555e66p-3f), b, _mm512_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm512_mul_ps(_mm512_set1_ps(0x1.ffffecp-1f), b));
+    if (!c) return _mm512_fmadd_ps(j, k, k);
+    const __m512i g = _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(n, _mm512_setzero_ps(), _CMP_LE_OQ), _mm512_set1_epi32(static_cast<int>(0x82000000u)));
+    const __m512 s1 = _mm512_castsi512_ps(_mm512_add_epi32(g, _mm512_set1_epi32(0x7f000000)));
+    const __m512 s2 = _mm512_castsi512_ps(_mm512_sub_epi32(e, g));
+    const __mmask16 d = _mm512_cmp_ps_mask(abs_n, _mm512_set1_ps(192), _CMP_GT_OQ);
+    const __m512 scaled = _mm512_mul_ps(_mm512_fmadd_ps(s2, j, s2), s1);
+    const __m512 normal = _mm512_fmadd_ps(k, j, k);
+    return _mm512_mask_blend_ps(d, _mm512_mask_blend_ps(c, normal, scaled), _mm512_mul_ps(s1, s1));
+}
+
+/// As ggml_vec_soft_max_f32 in an AVX-512 build (llama.cpp built for this CPU): 16 lanes
+/// summed in float (_mm512_reduce_add_ps), then in double; the last n % 16 by expf. Half
+/// the instructions of the 8-lane variant per element (its exponentials are the same).
+GENIE_AVX512 double softmax_exp_avx512(int64_t n, float* y, const float* x, float scale, float max) {
+    double sum = 0.0;
+    int64_t i = 0;
+    const __m512 vmax = _mm512_set1_ps(max), vscale = _mm512_set1_ps(scale);
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = exp16(_mm512_sub_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i), vscale), vmax));
+        _mm512_storeu_ps(y + i, v);
+        sum += static_cast<double>(_mm512_reduce_add_ps(v));
+    }
+    for (; i < n; ++i) {
+        y[i] = std::exp(x[i] * scale - max);
+        sum += static_cast<double>(y[i]);
+    }
+    return sum;
+}
+
 #elif defined(__aarch64__)
 
 // ---- NEON -----------------------------------------------------------------------------
@@ -260,32 +309,60 @@ const MathFns& reference_math() {
     return m;
 }
 
-const MathFns& math_fns() {
-    static const MathFns chosen = [] {
-        MathFns m = reference_math();
+namespace {
+
+/// The variant for kernel set `isa`: SIMD where this build has one for it.
+MathFns math_for(const char* isa) {
+    MathFns m = reference_math();
 #if defined(__x86_64__)
-        // The AVX2 variants need what every x86 kernel set above scalar has (AVX2, FMA, F16C).
-        const char* isa = kernel_set().isa;
-        if (std::strcmp(isa, "avx2") == 0 || std::strncmp(isa, "avx512", 6) == 0) {
-            m.isa = "avx2";
-            m.softmax_exp = softmax_exp_avx2;
-            m.scale_to_f16 = scale_to_f16_avx2;
-            m.swiglu = swiglu_avx2;
-            m.sum_squares = sum_squares_avx2;
-        }
+    // The AVX2 variants need what every x86 kernel set above scalar has (AVX2, FMA, F16C).
+    if (std::strcmp(isa, "avx2") == 0 || std::strncmp(isa, "avx512", 6) == 0) {
+        m.isa = "avx2";
+        m.softmax_exp = softmax_exp_avx2;
+        m.scale_to_f16 = scale_to_f16_avx2;
+        m.swiglu = swiglu_avx2;
+        m.sum_squares = sum_squares_avx2;
+    }
+    if (std::strncmp(isa, "avx512", 6) == 0) {  // every avx512* set has AVX-512 F
+        m.isa = "avx512";
+        m.softmax_exp = softmax_exp_avx512;
+    }
 #elif defined(__aarch64__)
-        // Both NEON kernel sets (AdvSIMD is baseline); GENIE_CPU_ISA=scalar keeps the reference.
-        if (std::strncmp(kernel_set().isa, "neon", 4) == 0) {
-            m.isa = "neon";
-            m.softmax_exp = softmax_exp_neon;
-            m.scale_to_f16 = scale_to_f16_neon;
-            m.swiglu = swiglu_neon;
-            m.sum_squares = sum_squares_neon;
-        }
+    // Both NEON kernel sets (AdvSIMD is baseline); GENIE_CPU_ISA=scalar keeps the reference.
+    if (std::strncmp(isa, "neon", 4) == 0) {
+        m.isa = "neon";
+        m.softmax_exp = softmax_exp_neon;
+        m.scale_to_f16 = scale_to_f16_neon;
+        m.swiglu = swiglu_neon;
+        m.sum_squares = sum_squares_neon;
+    }
+#else
+    (void)isa;
 #endif
-        return m;
-    }();
+    return m;
+}
+
+}  // namespace
+
+const MathFns& math_fns() {
+    static const MathFns chosen = math_for(kernel_set().isa);
     return chosen;
+}
+
+std::vector<const MathFns*> available_math() {
+    static const std::vector<MathFns> all = [] {
+        std::vector<MathFns> v;
+        for (const KernelSet* ks : available_kernel_sets()) {
+            const MathFns m = math_for(ks->isa);
+            bool seen = false;
+            for (const MathFns& o : v) seen = seen || std::strcmp(o.isa, m.isa) == 0;
+            if (!seen) v.push_back(m);
+        }
+        return v;
+    }();
+    std::vector<const MathFns*> out;
+    for (const MathFns& m : all) out.push_back(&m);
+    return out;
 }
 
 }  // namespace genie::cpu

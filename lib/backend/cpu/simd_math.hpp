@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace genie::cpu {
 
@@ -45,5 +46,8 @@ const MathFns& reference_math();
 /// The functions that go with kernel_set(): SIMD where the kernel set is a SIMD one and
 /// this build has a variant for it, the reference otherwise.
 const MathFns& math_fns();
+/// The variants of every kernel set this CPU runs (available_kernel_sets()), once each:
+/// for tests.
+std::vector<const MathFns*> available_math();
 
 }  // namespace genie::cpu
