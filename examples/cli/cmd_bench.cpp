@@ -13,7 +13,8 @@
 // per-repetition rates. TTFT: a prompt of --ttft-prompt tokens through Session::generate
 // with one greedy token (the time from the call to the first token, as Timings reports
 // it). Peak RSS is getrusage's ru_maxrss at the end (mapped weight pages included, as for
-// llama.cpp, which maps the file the same way).
+// llama.cpp, which maps the file the same way). --kv-type picks the KV cache type (the
+// default f16; llama-bench's -ctk / -ctv).
 #include "commands.hpp"
 
 #include "backend/cpu/kernels/kernels.hpp"
@@ -61,6 +62,7 @@ void usage(std::FILE* out) {
                "  -b, --batch-size B     tokens per forward pass in prefill (default 512)\n"
                "  --ttft-prompt N        time to first token for an N-token prompt (default 100; 0 = skip)\n"
                "  --backend B            cpu (default), cuda or auto (CUDA when the build and a device have it)\n"
+               "  --kv-type T            KV cache type: f16 (default), f32 or q8_0 (llama-bench's -ctk / -ctv)\n"
                "  --no-warmup            skip the untimed warm-up run of each test\n"
                "  --json                 print one JSON object with every figure instead of the table\n");
 }
@@ -201,6 +203,8 @@ int cmd_bench(Args args) {
     int32_t reps = 5, batch = 512, ttft_prompt = 100;
     bool warmup = true, json_out = false;
     BackendKind backend_kind = BackendKind::Cpu;
+    KvType kv_type = KvType::F16;
+    std::string kv_label = "f16";
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
         auto value = [&]() -> std::string_view {
@@ -219,7 +223,13 @@ int cmd_bench(Args args) {
         else if (a == "-b" || a == "--batch-size") batch = static_cast<int32_t>(parse_int(a, value()));
         else if (a == "--ttft-prompt") ttft_prompt = static_cast<int32_t>(parse_int(a, value()));
         else if (a == "--backend") backend_kind = parse_backend(value());
-        else if (a == "--no-warmup") warmup = false;
+        else if (a == "--kv-type") {
+            kv_label = std::string(value());
+            if (kv_label == "f16") kv_type = KvType::F16;
+            else if (kv_label == "f32") kv_type = KvType::F32;
+            else if (kv_label == "q8_0") kv_type = KvType::Q8_0;
+            else throw Error(ErrorCode::InvalidArgument, fmt::format("--kv-type: '{}' (f16, f32 or q8_0)", kv_label));
+        } else if (a == "--no-warmup") warmup = false;
         else if (a == "--json") json_out = true;
         else {
             fmt::print(stderr, "genie-cli bench: unknown argument '{}'\n", a);
@@ -275,6 +285,7 @@ int cmd_bench(Args args) {
         so.threads = threads;
         so.context_length = ctx;
         so.batch_size = batch;
+        so.kv_type = kv_type;
         Session session(model, so);
         for (int32_t d : depths) {
             // The history: BOS and random ids, as the tests' own tokens; a test's tokens
@@ -329,6 +340,7 @@ int cmd_bench(Args args) {
         j["backend"] = backend;
         j["isa"] = isa;
         j["batch_size"] = batch;
+        j["kv_type"] = kv_label;
         j["repetitions"] = reps;
         j["load_ms"] = load_ms;
         j["peak_rss_bytes"] = rss;
@@ -401,6 +413,7 @@ int cmd_bench(Args args) {
     }
     fmt::print("load: {:.1f} ms\n", load_ms);
     fmt::print("peak rss: {:.1f} MiB\n", static_cast<double>(rss) / 1024.0 / 1024.0);
+    if (kv_type != KvType::F16) fmt::print("kv cache: {}\n", kv_label);
     fmt::print("build: genie {} ({}), {} repetitions\n", GENIE_VERSION_STRING, isa, reps);
     return 0;
 }

@@ -79,8 +79,10 @@ TEST_CASE("kv q8_0: attention equals a double-precision reference over the same 
                 }
             }
 
-            // 5 queries at positions 15..19 (a prefill continuing the cache).
-            const int32_t first_pos = 15, n_q = 5;
+            // 5 queries at positions 15..19 (a prefill continuing the cache), then 17 at 3..19
+            // (several blocks of query rows per KV head, each with its own causal range).
+            for (const auto [first_pos, n_q] : {std::pair<int32_t, int32_t>{15, 5}, std::pair<int32_t, int32_t>{3, 17}}) {
+            CAPTURE(first_pos, n_q);
             std::vector<float> qbuf(static_cast<size_t>(n_q * q_dim)), obuf(qbuf.size());
             for (auto& x : qbuf) x = normal(rng);
             backend::Tensor q{qbuf.data(), n_q, q_dim}, out{obuf.data(), n_q, q_dim};
@@ -120,6 +122,7 @@ TEST_CASE("kv q8_0: attention equals a double-precision reference over the same 
             // Float accumulation of values of size ~1 over <= 20 cells: a few ulps of 1.
             INFO("max |error| " << max_err);
             CHECK(max_err < 1e-4);
+            }
         }
     }
 }

@@ -192,32 +192,57 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
     const int32_t group = n_head / n_head_kv;
     const int32_t blocks_per_head = head_dim / kBlock;
     const size_t head_bytes = static_cast<size_t>(blocks_per_head) * sizeof(BlockQ8_0);
-    // Work items: (query row, KV head), each covering the query heads sharing that KV head.
-    pool.parallel_for(q.rows * n_head_kv, [&](int64_t begin, int64_t end) {
+    // Work items: a block of consecutive query rows x one KV head, covering the query heads
+    // that share it (as the F16 path: about 32 queries, fewer when the block's scores would
+    // pass 512 KiB), head-major with the longest block first. K·q of the block's queries is
+    // one Q8_0 gemm (the kernel set's prefill kernels from 5 queries on), softmax per query
+    // over its causal range (cells past a row's own position get probability 0), then one
+    // V accumulation for all of them: each K and V row of the head is read once per block,
+    // where one item per query row read them again for every row of a prompt.
+    const int64_t n = q.rows;
+    const int64_t n_kv_all = first_pos + n;
+    int64_t rows_per_block = std::max<int64_t>(1, 32 / group);
+    while (rows_per_block > 1 && rows_per_block * group * n_kv_all * 4 > (512 << 10)) rows_per_block /= 2;
+    const int64_t blocks = (n + rows_per_block - 1) / rows_per_block;
+    pool.parallel_for(blocks * n_head_kv, [&](int64_t begin, int64_t end) {
         thread_local std::vector<BlockQ8_0> q8;
-        thread_local std::vector<float> scores;
+        thread_local std::vector<float> scores, o;
         for (int64_t item = begin; item < end; ++item) {
-            const int64_t r = item / n_head_kv;
-            const int32_t hk = static_cast<int32_t>(item % n_head_kv), h0 = hk * group;
-            const int32_t n_kv = first_pos + static_cast<int32_t>(r) + 1;  // causal: cells [0, pos]
-            q8.resize(static_cast<size_t>(group) * blocks_per_head);
-            // The group's query heads are adjacent in the row: one quantize call.
-            quantize(q.row(r) + static_cast<int64_t>(h0) * head_dim, q8.data(), static_cast<int64_t>(group) * head_dim);
-            scores.resize(static_cast<size_t>(group) * n_kv);
-            // scores[g][t] = K[t] · q[g]
-            dot(head_dim, K + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv, q8.data(), head_bytes, group,
-                scores.data(), static_cast<size_t>(n_kv));
-            for (int32_t g = 0; g < group; ++g) {
-                float* sg = scores.data() + static_cast<size_t>(g) * n_kv;
+            const int64_t block = blocks - 1 - item % blocks;  // longest first
+            const int32_t hk = static_cast<int32_t>(item / blocks), h0 = hk * group;
+            const int64_t r0 = block * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
+            const int32_t nq = static_cast<int32_t>((r1 - r0) * group);
+            const int32_t n_kv_max = first_pos + static_cast<int32_t>(r1);  // causal range of the block's last row
+            q8.resize(static_cast<size_t>(nq) * blocks_per_head);
+            // A row's query heads of this group are adjacent: one quantize call per row.
+            for (int64_t r = r0; r < r1; ++r)
+                quantize(q.row(r) + static_cast<int64_t>(h0) * head_dim, q8.data() + static_cast<size_t>((r - r0) * group) * blocks_per_head,
+                         static_cast<int64_t>(group) * head_dim);
+            scores.resize(static_cast<size_t>(nq) * n_kv_max);
+            // scores[i][t] = K[t] · q[i]
+            dot(head_dim, K + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv_max, q8.data(), head_bytes, nq,
+                scores.data(), static_cast<size_t>(n_kv_max));
+            for (int32_t i = 0; i < nq; ++i) {
+                const int32_t n_kv = first_pos + static_cast<int32_t>(r0) + i / group + 1;  // causal: cells [0, pos]
+                float* sg = scores.data() + static_cast<size_t>(i) * n_kv_max;
                 const float max = cpu::scaled_max(sg, n_kv, scale);
                 const double sum = math.softmax_exp(n_kv, sg, sg, scale, max);  // as the F16 path
                 const float inv = static_cast<float>(1.0 / sum);
                 for (int32_t t = 0; t < n_kv; ++t) sg[t] *= inv;
+                std::fill(sg + n_kv, sg + n_kv_max, 0.0f);
             }
-            float* o = out.row(r) + static_cast<int64_t>(h0) * head_dim;
-            std::fill(o, o + static_cast<size_t>(group) * head_dim, 0.0f);
-            accumulate(V + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv, blocks_per_head, scores.data(),
-                       static_cast<size_t>(n_kv), group, o, head_dim);
+            // o[i][d] = sum over cells t of p[i][t] V[t][d]; one row's group is contiguous in out
+            float* dst = out.row(r0) + static_cast<int64_t>(h0) * head_dim;
+            const bool direct = r1 - r0 == 1;
+            if (!direct) o.resize(static_cast<size_t>(nq) * head_dim);
+            float* oo = direct ? dst : o.data();
+            std::fill(oo, oo + static_cast<size_t>(nq) * head_dim, 0.0f);
+            accumulate(V + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv_max, blocks_per_head, scores.data(),
+                       static_cast<size_t>(n_kv_max), nq, oo, head_dim);
+            if (!direct)
+                for (int64_t r = r0; r < r1; ++r)
+                    std::memcpy(out.row(r) + static_cast<int64_t>(h0) * head_dim, o.data() + static_cast<size_t>((r - r0) * group) * head_dim,
+                                static_cast<size_t>(group) * head_dim * sizeof(float));
         }
     });
 }
