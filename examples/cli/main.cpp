@@ -28,7 +28,7 @@ constexpr Command kCommands[] = {
     {"convert-tokenizer", genie::cli::cmd_convert_tokenizer,
      "convert-tokenizer HF_DIR -o OUT.gguf: Hugging Face tokenizer files to a GGUF vocab"},
     {"bench", genie::cli::cmd_bench,
-     "bench -m MODEL.gguf [-p N,..] [-n N,..] [-r R] [-t T] [--ttft-prompt N] [--json]: llama-bench-style speed table"},
+     "bench -m MODEL.gguf [-p N,..] [-n N,..] [-d D,..] [-r R] [-t T] [--ttft-prompt N] [--kv-type T] [--json]: llama-bench-style speed table"},
 };
 
 void print_usage(std::FILE* out) {
