@@ -201,8 +201,7 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
     // where one item per query row read them again for every row of a prompt.
     const int64_t n = q.rows;
     const int64_t n_kv_all = first_pos + n;
-    int64_t rows_per_block = std::max<int64_t>(1, 32 / group);
-    while (rows_per_block > 1 && rows_per_block * group * n_kv_all * 4 > (512 << 10)) rows_per_block /= 2;
+    const int64_t rows_per_block = attention_block_rows(group, n_kv_all);
     const int64_t blocks = (n + rows_per_block - 1) / rows_per_block;
     pool.parallel_for(blocks * n_head_kv, [&](int64_t begin, int64_t end) {
         thread_local std::vector<BlockQ8_0> q8;

@@ -13,6 +13,15 @@ class ThreadPool;
 
 namespace genie::backend::cpu_q8 {
 
+/// Query rows per work item of a prompt's attention (both cache types): a block of rows x
+/// one KV head covers about 32 queries (rows x the GQA group), fewer when its scores
+/// ([queries, n_kv] floats, n_kv the causal range of the last row) would pass 512 KiB.
+inline int64_t attention_block_rows(int32_t group, int64_t n_kv) {
+    int64_t rows = 32 / group > 1 ? 32 / group : 1;
+    while (rows > 1 && rows * group * n_kv * 4 > (512 << 10)) rows /= 2;
+    return rows;
+}
+
 /// Throws Unsupported unless a head of `head_dim` elements splits into whole Q8_0 blocks.
 void check_head_dim(int32_t head_dim);
 

@@ -380,8 +380,10 @@ public:
         // V rows into L2 as it reads the keys, so each core has two streams in flight; in
         // decode the x86 kernels prefetch K and V ahead of their own reads instead (faster
         // from DRAM: x86_kernels.inc, V·p; KernelSet::attn_prefetches). A block is sized so that
-        // its scores stay in L2 for long contexts. Items are handed out longest first (the
-        // causal range grows with the row) so the threads end together.
+        // its scores stay in L2 for long contexts. Items go head-major (every block of one KV
+        // head, then the next head), so a thread's consecutive items find the head's K and V
+        // in L2, and within a head longest first (the causal range grows with the row) so
+        // the threads end together.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
         const genie::cpu::AccumulateF16Fn accumulate = ks.accumulate_f16;
@@ -392,8 +394,7 @@ public:
         const int64_t n_kv_all = first_pos + n;
         // Rows per block: about 32 queries, fewer when the scores of a block ([queries,
         // causal range] floats) would pass 512 KiB.
-        int64_t rows_per_block = std::max<int64_t>(1, 32 / group);
-        while (rows_per_block > 1 && rows_per_block * group * n_kv_all * 4 > (512 << 10)) rows_per_block /= 2;
+        const int64_t rows_per_block = cpu_q8::attention_block_rows(group, n_kv_all);
         const int64_t blocks = (n + rows_per_block - 1) / rows_per_block;
         pool_.parallel_for(blocks * n_head_kv, [&](int64_t begin, int64_t end) {
             thread_local std::vector<uint16_t> q16, p16;
