@@ -176,7 +176,7 @@ TEST_CASE("simd math: scaled_max is the exact maximum of the rounded products, t
                     want = want < v ? v : want;
                 }
                 CHECK(m == want);
-                CHECK(std::memcmp(x.data(), before.data(), x.size() * sizeof(float)) == 0);
+                CHECK((n == 0 || std::memcmp(x.data(), before.data(), x.size() * sizeof(float)) == 0));  // bits: NaN != NaN
             }
         }
     }
