@@ -39,6 +39,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define GENIE_Q8_AVX2 __attribute__((target("avx2,fma")))
+#define GENIE_Q8_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #endif
 
 namespace genie::backend::cpu_q8 {
@@ -107,6 +108,112 @@ void accumulate_values_avx2(const uint8_t* V, size_t row_bytes, int32_t n_kv, in
     }
     accumulate_values_tail(V, row_bytes, t0, n_kv, blocks_per_head, p, p_stride, group, o, head_dim);
 }
+
+/// Queries g0.. (kQ of them) x dimensions i0..i0 + 32 of o over the len cells of a chunk
+/// of V rows converted to float (vf: [len][head_dim], cells t0..).
+template <int kQ>
+GENIE_Q8_AVX2 inline void accumulate_tile_avx2(const float* vf, int32_t len, int32_t head_dim, const float* p, size_t p_stride,
+                                               int32_t t0, int32_t g0, int32_t i0, float* o) {
+    __m256 acc[kQ][4];
+    for (int q = 0; q < kQ; ++q)
+        for (int j = 0; j < 4; ++j) acc[q][j] = _mm256_loadu_ps(o + static_cast<size_t>(g0 + q) * head_dim + i0 + 8 * j);
+    const float* pg = p + static_cast<size_t>(g0) * p_stride + static_cast<size_t>(t0);
+    const float* row = vf + i0;
+    for (int32_t t = 0; t < len; ++t, row += head_dim) {
+        __m256 x[4];
+        for (int j = 0; j < 4; ++j) x[j] = _mm256_loadu_ps(row + 8 * j);
+        for (int q = 0; q < kQ; ++q) {
+            const __m256 c = _mm256_broadcast_ss(pg + static_cast<size_t>(q) * p_stride + static_cast<size_t>(t));
+            for (int j = 0; j < 4; ++j) acc[q][j] = _mm256_fmadd_ps(c, x[j], acc[q][j]);
+        }
+    }
+    for (int q = 0; q < kQ; ++q)
+        for (int j = 0; j < 4; ++j) _mm256_storeu_ps(o + static_cast<size_t>(g0 + q) * head_dim + i0 + 8 * j, acc[q][j]);
+}
+
+/// The same tile with 512-bit vectors (the avx512* kernel sets): 4 queries x 32 dimensions
+/// in 8 accumulators, half the instructions per product (the 256-bit tile took about a
+/// third of a 0.6B pp64's time at depth 2048 with an INT8 cache, perf). The same FMAs in
+/// the same order per output: the same numbers.
+template <int kQ>
+GENIE_Q8_AVX512 inline void accumulate_tile_avx512(const float* vf, int32_t len, int32_t head_dim, const float* p, size_t p_stride,
+                                                   int32_t t0, int32_t g0, int32_t i0, float* o) {
+    __m512 acc[kQ][2];
+    for (int q = 0; q < kQ; ++q)
+        for (int j = 0; j < 2; ++j) acc[q][j] = _mm512_loadu_ps(o + static_cast<size_t>(g0 + q) * head_dim + i0 + 16 * j);
+    const float* pg = p + static_cast<size_t>(g0) * p_stride + static_cast<size_t>(t0);
+    const float* row = vf + i0;
+    for (int32_t t = 0; t < len; ++t, row += head_dim) {
+        const __m512 x0 = _mm512_loadu_ps(row), x1 = _mm512_loadu_ps(row + 16);
+        for (int q = 0; q < kQ; ++q) {
+            const __m512 c = _mm512_set1_ps(pg[static_cast<size_t>(q) * p_stride + static_cast<size_t>(t)]);
+            acc[q][0] = _mm512_fmadd_ps(c, x0, acc[q][0]);
+            acc[q][1] = _mm512_fmadd_ps(c, x1, acc[q][1]);
+        }
+    }
+    for (int q = 0; q < kQ; ++q)
+        for (int j = 0; j < 2; ++j) _mm512_storeu_ps(o + static_cast<size_t>(g0 + q) * head_dim + i0 + 16 * j, acc[q][j]);
+}
+
+/// The tiles of accumulate_values_tiled over one converted chunk, 512-bit.
+GENIE_Q8_AVX512 void accumulate_chunk_avx512(const float* vf, int32_t len, int32_t head_dim, const float* p, size_t p_stride,
+                                             int32_t t0, int32_t nq, float* o) {
+    int32_t g0 = 0;
+    for (; g0 + 4 <= nq; g0 += 4)
+        for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx512<4>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
+    for (; g0 < nq; ++g0)
+        for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx512<1>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
+}
+
+/// accumulate_values_avx2 for many queries (a prompt's block): the outputs of a tile of
+/// queries x 32 dimensions stay in registers over a chunk of 64 cells, each chunk of V
+/// converted to d q once (exact in float) for all the tiles; `wide`: the 512-bit tiles of
+/// 4 queries (avx512* sets), else 256-bit tiles of 2. The four-cell loop above loads and
+/// stores every output vector per four cells and query (2.5 instructions per FMA with 32
+/// queries; here 0.75). Each output is still o = fma(p_t, d q_t, o) over the cells in
+/// order, from o's value: the same numbers (a 0.6B prompt's logits over an INT8 cache were
+/// equal bit for bit with both tile widths). 0.6B pp64 at depth 2048, INT8 cache, against
+/// the four-cell loop in the same build, 5 interleaved pairs: median 1.32x.
+GENIE_Q8_AVX2
+void accumulate_values_tiled(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
+                             size_t p_stride, int32_t nq, float* o, int32_t head_dim, bool wide) {
+    constexpr int32_t kChunk = 64;
+    thread_local std::vector<float> vf_buffer;
+    vf_buffer.resize(static_cast<size_t>(kChunk) * head_dim + 8);
+    float* vf = vf_buffer.data();  // [kChunk][head_dim]
+    for (int32_t t0 = 0; t0 < n_kv; t0 += kChunk) {
+        const int32_t len = std::min(kChunk, n_kv - t0);
+        for (int32_t t = 0; t < len; ++t) {
+            const auto* blocks = reinterpret_cast<const BlockQ8_0*>(V + static_cast<size_t>(t0 + t) * row_bytes);
+            for (int32_t b = 0; b < blocks_per_head; ++b) {
+                const __m256 d = _mm256_set1_ps(fp16_to_fp32(blocks[b].d));
+                for (int v = 0; v < kBlock / 8; ++v)
+                    _mm256_storeu_ps(vf + static_cast<size_t>(t) * head_dim + b * kBlock + 8 * v,
+                                     _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                                          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blocks[b].qs + 8 * v))))));
+            }
+        }
+        if (wide) {
+            accumulate_chunk_avx512(vf, len, head_dim, p, p_stride, t0, nq, o);
+            continue;
+        }
+        int32_t g0 = 0;
+        for (; g0 + 2 <= nq; g0 += 2)
+            for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx2<2>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
+        if (g0 < nq)
+            for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx2<1>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
+    }
+}
+GENIE_Q8_AVX2
+void accumulate_values_tiled_avx2(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
+                                  size_t p_stride, int32_t nq, float* o, int32_t head_dim) {
+    accumulate_values_tiled(V, row_bytes, n_kv, blocks_per_head, p, p_stride, nq, o, head_dim, false);
+}
+GENIE_Q8_AVX2
+void accumulate_values_tiled_avx512(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
+                                    size_t p_stride, int32_t nq, float* o, int32_t head_dim) {
+    accumulate_values_tiled(V, row_bytes, n_kv, blocks_per_head, p, p_stride, nq, o, head_dim, true);
+}
 #endif
 
 /// o[g * head_dim + i] += p[g * p_stride + t] * V[t][i] for g < group, t < n_kv, i < head_dim,
@@ -143,11 +250,15 @@ using AccumulateFn = void (*)(const uint8_t*, size_t, int32_t, int32_t, const fl
 
 /// The AVX2 loop with the x86 SIMD kernel sets (they all have AVX2), the portable one
 /// otherwise (GENIE_CPU_ISA=scalar included).
-AccumulateFn pick_accumulate(const cpu::KernelSet& ks) {
+AccumulateFn pick_accumulate(const cpu::KernelSet& ks, bool many_queries) {
 #if defined(__x86_64__)
-    if (std::strcmp(ks.isa, "avx2") == 0 || std::strncmp(ks.isa, "avx512", 6) == 0) return accumulate_values_avx2;
+    if (std::strcmp(ks.isa, "avx2") == 0 || std::strncmp(ks.isa, "avx512", 6) == 0)
+        return !many_queries                      ? accumulate_values_avx2
+               : std::strncmp(ks.isa, "avx512", 6) ? accumulate_values_tiled_avx2
+                                                   : accumulate_values_tiled_avx512;
 #endif
     (void)ks;
+    (void)many_queries;
     return accumulate_values;
 }
 
@@ -187,7 +298,7 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
     const cpu::KernelSet& ks = cpu::kernel_set();
     const cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::Q8_0)];
     const cpu::QuantizeFn quantize = quantizer(ks);
-    const AccumulateFn accumulate = pick_accumulate(ks);
+    const AccumulateFn accumulate = pick_accumulate(ks, false), accumulate_many = pick_accumulate(ks, true);
     const cpu::MathFns& math = cpu::math_fns();
     const int32_t group = n_head / n_head_kv;
     const int32_t blocks_per_head = head_dim / kBlock;
@@ -236,8 +347,8 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
             if (!direct) o.resize(static_cast<size_t>(nq) * head_dim);
             float* oo = direct ? dst : o.data();
             std::fill(oo, oo + static_cast<size_t>(nq) * head_dim, 0.0f);
-            accumulate(V + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv_max, blocks_per_head, scores.data(),
-                       static_cast<size_t>(n_kv_max), nq, oo, head_dim);
+            (nq > 4 ? accumulate_many : accumulate)(V + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv_max,
+                                                    blocks_per_head, scores.data(), static_cast<size_t>(n_kv_max), nq, oo, head_dim);
             if (!direct)
                 for (int64_t r = r0; r < r1; ++r)
                     std::memcpy(out.row(r) + static_cast<int64_t>(h0) * head_dim, o.data() + static_cast<size_t>((r - r0) * group) * head_dim,
