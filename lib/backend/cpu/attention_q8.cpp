@@ -16,8 +16,10 @@
 // flash-attention path for a quantized V).
 //
 // The V accumulation has an AVX2 + FMA form (function target attribute, chosen with the x86
-// SIMD kernel sets, so the library itself stays baseline x86-64) and a portable loop the
-// compiler vectorises (scalar set, aarch64).
+// SIMD kernel sets, so the library itself stays baseline x86-64), for a prompt's blocks a
+// register-tiled form (256-bit, or 512-bit with the avx512* sets), and a portable loop the
+// compiler vectorises (scalar set, aarch64). A prompt goes in blocks of query rows per KV
+// head, as the F16 path (attention below).
 #include "backend/cpu/attention_q8.hpp"
 
 #include "backend/cpu/kernels/kernels.hpp"
