@@ -199,7 +199,8 @@ GENIE_Q8_AVX512 inline void accumulate_tile_avx512(const float* vf, int32_t len,
         for (int j = 0; j < 2; ++j) _mm512_storeu_ps(o + static_cast<size_t>(g0 + q) * head_dim + i0 + 16 * j, acc[q][j]);
 }
 
-/// The tiles of accumulate_values_tiled over one converted chunk, 512-bit.
+/// The tiles of accumulate_values_tiled over one converted chunk: 512-bit tiles of 4
+/// queries (avx512* sets).
 GENIE_Q8_AVX512 void accumulate_chunk_avx512(const float* vf, int32_t len, int32_t head_dim, const float* p, size_t p_stride,
                                              int32_t t0, int32_t nq, float* o) {
     int32_t g0 = 0;
@@ -209,18 +210,30 @@ GENIE_Q8_AVX512 void accumulate_chunk_avx512(const float* vf, int32_t len, int32
         for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx512<1>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
 }
 
+/// The same with 256-bit tiles of 2 queries (avx2).
+GENIE_Q8_AVX2 void accumulate_chunk_avx2(const float* vf, int32_t len, int32_t head_dim, const float* p, size_t p_stride,
+                                         int32_t t0, int32_t nq, float* o) {
+    int32_t g0 = 0;
+    for (; g0 + 2 <= nq; g0 += 2)
+        for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx2<2>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
+    if (g0 < nq)
+        for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx2<1>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
+}
+
+using ChunkFn = void (*)(const float*, int32_t, int32_t, const float*, size_t, int32_t, int32_t, float*);
+
 /// accumulate_values_avx2 for many queries (a prompt's block): the outputs of a tile of
 /// queries x 32 dimensions stay in registers over a chunk of 64 cells, each chunk of V
-/// converted to d q once (exact in float) for all the tiles; `wide`: the 512-bit tiles of
-/// 4 queries (avx512* sets), else 256-bit tiles of 2. The four-cell loop above loads and
+/// converted to d q once (exact in float) for all the tiles (`chunk`: the 512- or 256-bit
+/// tiles above). The four-cell loop above loads and
 /// stores every output vector per four cells and query (2.5 instructions per FMA with 32
 /// queries; here 0.75). Each output is still o = fma(p_t, d q_t, o) over the cells in
 /// order, from o's value: the same numbers (a 0.6B prompt's logits over an INT8 cache were
 /// equal bit for bit with both tile widths). 0.6B pp64 at depth 2048, INT8 cache, against
 /// the four-cell loop in the same build, 5 interleaved pairs: median 1.32x.
-GENIE_Q8_AVX2
-void accumulate_values_tiled(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
-                             size_t p_stride, int32_t nq, float* o, int32_t head_dim, bool wide) {
+template <ChunkFn chunk>
+GENIE_Q8_AVX2 void accumulate_values_tiled(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
+                                           size_t p_stride, int32_t nq, float* o, int32_t head_dim) {
     constexpr int32_t kChunk = 64;
     thread_local std::vector<float> vf_buffer;
     vf_buffer.resize(static_cast<size_t>(kChunk) * head_dim + 8);
@@ -237,29 +250,10 @@ void accumulate_values_tiled(const uint8_t* V, size_t row_bytes, int32_t n_kv, i
                                                           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blocks[b].qs + 8 * v))))));
             }
         }
-        if (wide) {
-            accumulate_chunk_avx512(vf, len, head_dim, p, p_stride, t0, nq, o);
-            continue;
-        }
-        int32_t g0 = 0;
-        for (; g0 + 2 <= nq; g0 += 2)
-            for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx2<2>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
-        if (g0 < nq)
-            for (int32_t i0 = 0; i0 < head_dim; i0 += kBlock) accumulate_tile_avx2<1>(vf, len, head_dim, p, p_stride, t0, g0, i0, o);
+        chunk(vf, len, head_dim, p, p_stride, t0, nq, o);
     }
 }
 #pragma GCC diagnostic pop
-
-GENIE_Q8_AVX2
-void accumulate_values_tiled_avx2(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
-                                  size_t p_stride, int32_t nq, float* o, int32_t head_dim) {
-    accumulate_values_tiled(V, row_bytes, n_kv, blocks_per_head, p, p_stride, nq, o, head_dim, false);
-}
-GENIE_Q8_AVX2
-void accumulate_values_tiled_avx512(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
-                                    size_t p_stride, int32_t nq, float* o, int32_t head_dim) {
-    accumulate_values_tiled(V, row_bytes, n_kv, blocks_per_head, p, p_stride, nq, o, head_dim, true);
-}
 #endif
 
 /// o[g * head_dim + i] += p[g * p_stride + t] * V[t][i] for g < group, t < n_kv, i < head_dim,
@@ -294,16 +288,14 @@ void accumulate_values(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t
 
 using AccumulateFn = void (*)(const uint8_t*, size_t, int32_t, int32_t, const float*, size_t, int32_t, float*, int32_t);
 
-/// The AVX2 loop with the x86 SIMD kernel sets (they all have AVX2), the portable one
-/// otherwise (GENIE_CPU_ISA=scalar included).
+/// The 512-bit loops with the avx512* kernel sets, the AVX2 ones with avx2, the portable
+/// one otherwise (GENIE_CPU_ISA=scalar included); the register-tiled form for many queries.
 AccumulateFn pick_accumulate(const cpu::KernelSet& ks, bool many_queries) {
 #if defined(__x86_64__)
-    if (std::strcmp(ks.isa, "avx2") == 0 || std::strncmp(ks.isa, "avx512", 6) == 0)
-    {
-        const bool wide = std::strncmp(ks.isa, "avx512", 6) == 0;
-        if (!many_queries) return wide ? accumulate_values_avx512 : accumulate_values_avx2;
-        return wide ? accumulate_values_tiled_avx512 : accumulate_values_tiled_avx2;
-    }
+    if (std::strncmp(ks.isa, "avx512", 6) == 0)
+        return many_queries ? accumulate_values_tiled<accumulate_chunk_avx512> : accumulate_values_avx512;
+    if (std::strcmp(ks.isa, "avx2") == 0)
+        return many_queries ? accumulate_values_tiled<accumulate_chunk_avx2> : accumulate_values_avx2;
 #endif
     (void)ks;
     (void)many_queries;
