@@ -37,11 +37,15 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -139,6 +143,49 @@ uint64_t peak_rss_bytes() {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     return static_cast<uint64_t>(ru.ru_maxrss) * 1024;  // Linux: KiB
+}
+
+/// How much of the model file's mapping is resident, and how much of that the kernel maps
+/// with 2 MiB pages (/proc/self/smaps: Rss and FilePmdMapped of the file's mappings).
+/// Decode streams the weights: on 4 KiB pages it misses the TLB every 4 KiB. A file read
+/// cold sits in the page cache in 2 MiB folios (the loader advises MADV_HUGEPAGE); one
+/// just written (downloaded, copied) stays in the small folios of the write path until
+/// the page cache drops it, and decode is then slower (docs/performance.md).
+struct MappedPages {
+    uint64_t resident = 0, huge = 0;
+    bool found = false;
+};
+
+MappedPages model_pages(const std::string& path) {
+    MappedPages m;
+#if defined(__linux__)
+    std::error_code ec;
+    const std::string want = std::filesystem::weakly_canonical(path, ec).string();
+    std::FILE* f = std::fopen("/proc/self/smaps", "r");
+    if (!f) return m;
+    char line[4096];
+    bool in_model = false;
+    auto kib = [&](const char* s) { return std::strtoull(s, nullptr, 10) * 1024; };
+    while (std::fgets(line, sizeof line, f)) {
+        const std::string_view l(line);
+        // A mapping's header: "start-end perms offset dev inode   [path]".
+        if (!l.empty() && std::isxdigit(static_cast<unsigned char>(l[0])) && l.find('-') < l.find(' ')) {
+            const size_t slash = l.find('/');
+            std::string_view name = slash == std::string_view::npos ? std::string_view{} : l.substr(slash);
+            while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.remove_suffix(1);
+            in_model = !want.empty() && name == want;
+            m.found = m.found || in_model;
+        } else if (in_model && l.starts_with("Rss:")) {
+            m.resident += kib(line + 4);
+        } else if (in_model && l.starts_with("FilePmdMapped:")) {
+            m.huge += kib(line + 14);
+        }
+    }
+    std::fclose(f);
+#else
+    (void)path;
+#endif
+    return m;
 }
 
 struct TestResult {
@@ -326,6 +373,7 @@ int cmd_bench(Args args) {
         }
     }
     const uint64_t rss = peak_rss_bytes();
+    const MappedPages pages = model_pages(model_path);
 
     if (json_out) {
         nlohmann::json j;
@@ -344,6 +392,7 @@ int cmd_bench(Args args) {
         j["repetitions"] = reps;
         j["load_ms"] = load_ms;
         j["peak_rss_bytes"] = rss;
+        if (pages.found) j["weights_pages"] = {{"resident_bytes", pages.resident}, {"huge_page_bytes", pages.huge}};
         nlohmann::json tests = nlohmann::json::array();
         for (const TestResult& t : results) {
             const Stats s = stats(t.rates());
@@ -413,6 +462,9 @@ int cmd_bench(Args args) {
     }
     fmt::print("load: {:.1f} ms\n", load_ms);
     fmt::print("peak rss: {:.1f} MiB\n", static_cast<double>(rss) / 1024.0 / 1024.0);
+    if (pages.found && pages.resident > 0)
+        fmt::print("weights on 2 MiB pages: {:.1f} % of {:.1f} MiB mapped\n", 100.0 * static_cast<double>(pages.huge) / static_cast<double>(pages.resident),
+                   static_cast<double>(pages.resident) / 1024.0 / 1024.0);
     if (kv_type != KvType::F16) fmt::print("kv cache: {}\n", kv_label);
     fmt::print("build: genie {} ({}), {} repetitions\n", GENIE_VERSION_STRING, isa, reps);
     return 0;

@@ -31,6 +31,8 @@ def test_bench_table(genie_cli, testdata):
     assert any(re.fullmatch(r"ttft: 10 prompt tokens, 2 threads: \d+\.\d\d ± \d+\.\d\d ms", line) for line in lines)
     assert any(re.fullmatch(r"peak rss: \d+\.\d MiB", line) for line in lines)
     assert any(line.startswith("load: ") for line in lines)
+    # The mapped weights: how much is resident and on 2 MiB pages (smaps of the model file).
+    assert any(re.fullmatch(r"weights on 2 MiB pages: \d+\.\d % of \d+\.\d MiB mapped", line) for line in lines), lines
     assert r.stderr == ""
 
 
@@ -42,6 +44,9 @@ def test_bench_json(genie_cli, testdata):
     assert j["model"]["params"] == 292800 and j["model"]["architecture"] == "llama"
     assert j["model"]["size_bytes"] > 0 and j["load_ms"] > 0 and j["peak_rss_bytes"] > 1 << 20
     assert 0 < j["model"]["decode_bytes"] <= j["model"]["size_bytes"]
+    pages = j["weights_pages"]
+    assert 0 < pages["resident_bytes"] <= j["model"]["size_bytes"] + (1 << 16)
+    assert 0 <= pages["huge_page_bytes"] <= pages["resident_bytes"]
     assert j["repetitions"] == 2 and j["isa"]
     assert [t["test"] for t in j["tests"]] == ["pp8", "tg4"]
     for t in j["tests"]:
