@@ -165,7 +165,7 @@ MappedPages model_pages(const std::string& path) {
     if (!f) return m;
     char line[4096];
     bool in_model = false;
-    auto kib = [&](const char* s) { return std::strtoull(s, nullptr, 10) * 1024; };
+    auto kib = [](const char* s) { return std::strtoull(s, nullptr, 10) * 1024; };
     while (std::fgets(line, sizeof line, f)) {
         const std::string_view l(line);
         // A mapping's header: "start-end perms offset dev inode   [path]".
