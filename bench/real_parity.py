@@ -150,13 +150,18 @@ class ReferenceServer:
         self.proc.wait(timeout=30)
 
 
+def last_logits(llm) -> np.ndarray:
+    """The last evaluated token's logits (Llama.scores is only filled with logits_all)."""
+    return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float32)
+
+
 def greedy_path(llm, prompt_tokens, steps):
     """The reference: greedy, one token at a time; each step's full log-distribution."""
     llm.reset()
     llm.eval(prompt_tokens)
     dists, tokens = [], []
     for _ in range(steps):
-        lp = log_softmax(np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32))
+        lp = log_softmax(last_logits(llm))
         token = int(np.argmax(lp))
         dists.append(lp)
         tokens.append(token)
@@ -169,7 +174,7 @@ def forced_llama(llm, prompt_tokens, tokens):
     llm.eval(prompt_tokens)
     out = []
     for t in tokens:
-        out.append(log_softmax(np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)))
+        out.append(log_softmax(last_logits(llm)))
         llm.eval([t])
     return out
 
@@ -214,8 +219,8 @@ def run_model(name, args):
     import llama_cpp
 
     path = model_path(name)
-    ref = llama(path, args.threads, repack=True)
-    plain = llama(path, args.threads, repack=False)
+    ref = llama(path, args.llama_threads, repack=True)
+    plain = llama(path, args.llama_threads, repack=False)
     model = genie.Model(str(path))
     session = genie.Session(model, context_length=N_CTX, threads=args.threads)
     server = ReferenceServer(args.server_bin, path) if args.server_bin else None
@@ -273,7 +278,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="+")
     ap.add_argument("--steps", type=int, default=48)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="libgenie's threads")
+    ap.add_argument("--llama-threads", type=int, default=1,
+                    help="llama.cpp's threads (its OpenMP workers spin at barriers: on a busy 2-core machine 2 "
+                         "threads ran ~70x slower than 1; a row's dot product does not depend on the count)")
     ap.add_argument("--server-bin", help="the reference build's bin folder (scripts/build-reference --print)")
     ap.add_argument("--write-golden", action="store_true")
     ap.add_argument("--json", help="write the results here too")
