@@ -1,0 +1,798 @@
+//! Raw FFI declarations of libgenie's C ABI (`include/genie/genie.h`, ABI version 2).
+//!
+//! Every function, struct, enum and constant of the header, by the header's own names,
+//! written by hand (std only, no bindgen). Nothing here is safe to call without reading
+//! the header's comments: ownership, borrowed pointers and the thread rules are the C
+//! header's. The safe API is the `genie` crate (`bindings/rust/genie`).
+//!
+//! C enums are declared as `c_int` type aliases with one constant per value, so a value
+//! the library adds later can never be an invalid Rust enum. `_INIT` macros are `const`
+//! items with the same values; `tests/layout.rs` checks them against the library's
+//! `_init()` functions and the struct layouts against the C compiler.
+//!
+//! Linking: `build.rs` finds libgenie through `GENIE_DIR` (a build or install folder) or
+//! pkg-config (`genie.pc`), dynamically unless `GENIE_STATIC=1` or the `static` feature
+//! (see `bindings/rust/README.md`).
+#![allow(non_camel_case_types)]
+#![allow(clippy::upper_case_acronyms)]
+
+use std::os::raw::{c_char, c_double, c_float, c_int, c_uint, c_void};
+use std::ptr;
+
+/// `GENIE_ABI_VERSION`: bumped when a function signature or struct layout changes
+/// incompatibly. These declarations are for this version; [`genie_abi_version`] gives
+/// the linked library's.
+pub const GENIE_ABI_VERSION: c_int = 2;
+
+// ---- status -------------------------------------------------------------------------
+
+/// Result of every fallible function (`genie_status`); same values as `genie::ErrorCode`.
+pub type genie_status = c_int;
+pub const GENIE_OK: genie_status = 0;
+pub const GENIE_INVALID_ARGUMENT: genie_status = -1;
+pub const GENIE_NOT_FOUND: genie_status = -2;
+pub const GENIE_FORMAT: genie_status = -3;
+pub const GENIE_UNSUPPORTED: genie_status = -4;
+pub const GENIE_OUT_OF_MEMORY: genie_status = -5;
+pub const GENIE_CONTEXT_OVERFLOW: genie_status = -6;
+pub const GENIE_CANCELLED: genie_status = -7;
+pub const GENIE_BUSY: genie_status = -8;
+pub const GENIE_NOT_LOADED: genie_status = -9;
+pub const GENIE_DEVICE: genie_status = -10;
+pub const GENIE_INTERNAL: genie_status = -11;
+pub const GENIE_IO: genie_status = -12;
+
+/// A token id: `0 <= id < n_vocab`.
+pub type genie_token = i32;
+/// "No token" (e.g. the piece that flushes held-back bytes at the end of a generation).
+pub const GENIE_NO_TOKEN: genie_token = -1;
+
+/// Opaque handle: a loaded GGUF model (immutable, thread-safe).
+#[repr(C)]
+pub struct genie_model {
+    _private: [u8; 0],
+}
+/// Opaque handle: one conversation (KV cache + generate loop).
+#[repr(C)]
+pub struct genie_session {
+    _private: [u8; 0],
+}
+/// Opaque handle: picks the next token from logits.
+#[repr(C)]
+pub struct genie_sampler {
+    _private: [u8; 0],
+}
+/// Opaque handle: an in-process engine (one model's lifecycle, health, conversations).
+#[repr(C)]
+pub struct genie_engine {
+    _private: [u8; 0],
+}
+
+// ---- library ------------------------------------------------------------------------
+
+/// `genie_log_level`: severity of a log message.
+pub type genie_log_level = c_int;
+pub const GENIE_LOG_ERROR: genie_log_level = 0;
+pub const GENIE_LOG_WARN: genie_log_level = 1;
+pub const GENIE_LOG_INFO: genie_log_level = 2;
+pub const GENIE_LOG_DEBUG: genie_log_level = 3;
+
+/// Receives log messages; `message` is borrowed for the call. Any thread.
+pub type genie_log_callback =
+    Option<unsafe extern "C" fn(user: *mut c_void, level: genie_log_level, message: *const c_char)>;
+
+// ---- model --------------------------------------------------------------------------
+
+/// `genie_backend`: compute backend.
+pub type genie_backend = c_int;
+pub const GENIE_BACKEND_AUTO: genie_backend = 0;
+pub const GENIE_BACKEND_CPU: genie_backend = 1;
+pub const GENIE_BACKEND_CUDA: genie_backend = 2;
+
+pub const GENIE_MODEL_OPTIONS_VERSION: c_uint = 2;
+/// Options of `genie_model_load`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct genie_model_options {
+    pub version: c_uint,
+    pub backend: genie_backend,
+    pub use_mmap: c_int,
+    pub memory_budget_bytes: u64,
+}
+pub const GENIE_MODEL_OPTIONS_INIT: genie_model_options = genie_model_options {
+    version: GENIE_MODEL_OPTIONS_VERSION,
+    backend: GENIE_BACKEND_AUTO,
+    use_mmap: 1,
+    memory_budget_bytes: 0,
+};
+
+pub const GENIE_MODEL_INFO_VERSION: c_uint = 2;
+/// Facts about a loaded model; strings borrowed, live as long as the model.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct genie_model_info {
+    pub version: c_uint,
+    pub architecture: *const c_char,
+    pub name: *const c_char,
+    pub parameter_count: u64,
+    pub file_size: u64,
+    pub weight_bytes: u64,
+    pub n_vocab: i32,
+    pub n_ctx_train: i32,
+    pub n_embd: i32,
+    pub n_layer: i32,
+    pub n_head: i32,
+    pub n_head_kv: i32,
+    pub head_dim: i32,
+    pub n_ff: i32,
+    pub bos: genie_token,
+    pub eos: genie_token,
+    pub load_time_ms: c_double,
+    pub decode_bytes: u64,
+}
+pub const GENIE_MODEL_INFO_INIT: genie_model_info = genie_model_info {
+    version: GENIE_MODEL_INFO_VERSION,
+    architecture: ptr::null(),
+    name: ptr::null(),
+    parameter_count: 0,
+    file_size: 0,
+    weight_bytes: 0,
+    n_vocab: 0,
+    n_ctx_train: 0,
+    n_embd: 0,
+    n_layer: 0,
+    n_head: 0,
+    n_head_kv: 0,
+    head_dim: 0,
+    n_ff: 0,
+    bos: -1,
+    eos: -1,
+    load_time_ms: 0.0,
+    decode_bytes: 0,
+};
+
+/// Flags of `genie_model_tokenize`.
+pub const GENIE_TOKENIZE_ADD_SPECIAL: c_uint = 1;
+pub const GENIE_TOKENIZE_PARSE_SPECIAL: c_uint = 2;
+/// Flags of `genie_model_detokenize`.
+pub const GENIE_DETOKENIZE_REMOVE_SPECIAL: c_uint = 1;
+pub const GENIE_DETOKENIZE_RENDER_SPECIAL: c_uint = 2;
+
+// ---- sampler ------------------------------------------------------------------------
+
+pub const GENIE_SAMPLER_OPTIONS_VERSION: c_uint = 1;
+/// Options of a sampler (llama.cpp's chain order). The logit-bias arrays are copied by
+/// `genie_sampler_create`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct genie_sampler_options {
+    pub version: c_uint,
+    pub temperature: c_float,
+    pub top_k: i32,
+    pub top_p: c_float,
+    pub min_p: c_float,
+    pub seed: u32,
+    pub typical_p: c_float,
+    pub penalty_last_n: i32,
+    pub repeat_penalty: c_float,
+    pub frequency_penalty: c_float,
+    pub presence_penalty: c_float,
+    pub logit_bias_tokens: *const genie_token,
+    pub logit_bias_values: *const c_float,
+    pub n_logit_bias: usize,
+}
+pub const GENIE_SAMPLER_OPTIONS_INIT: genie_sampler_options = genie_sampler_options {
+    version: GENIE_SAMPLER_OPTIONS_VERSION,
+    temperature: 0.0,
+    top_k: 40,
+    top_p: 0.95,
+    min_p: 0.05,
+    seed: 42,
+    typical_p: 1.0,
+    penalty_last_n: 64,
+    repeat_penalty: 1.0,
+    frequency_penalty: 0.0,
+    presence_penalty: 0.0,
+    logit_bias_tokens: ptr::null(),
+    logit_bias_values: ptr::null(),
+    n_logit_bias: 0,
+};
+
+// ---- session ------------------------------------------------------------------------
+
+/// `genie_kv_type`: element type of the KV cache.
+pub type genie_kv_type = c_int;
+pub const GENIE_KV_F16: genie_kv_type = 0;
+pub const GENIE_KV_F32: genie_kv_type = 1;
+pub const GENIE_KV_Q8_0: genie_kv_type = 2;
+
+pub const GENIE_SESSION_OPTIONS_VERSION: c_uint = 1;
+/// Options of `genie_session_create`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct genie_session_options {
+    pub version: c_uint,
+    pub context_length: i32,
+    pub threads: i32,
+    pub batch_size: i32,
+    pub kv_type: genie_kv_type,
+}
+pub const GENIE_SESSION_OPTIONS_INIT: genie_session_options = genie_session_options {
+    version: GENIE_SESSION_OPTIONS_VERSION,
+    context_length: 0,
+    threads: 0,
+    batch_size: 512,
+    kv_type: GENIE_KV_F16,
+};
+
+pub const GENIE_GENERATE_OPTIONS_VERSION: c_uint = 1;
+/// Options of one generation (`stop`: `n_stop` NUL-terminated strings, read during the call).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct genie_generate_options {
+    pub version: c_uint,
+    pub max_tokens: i32,
+    pub stop_on_eog: c_int,
+    pub add_special: c_int,
+    pub parse_special: c_int,
+    pub stop: *const *const c_char,
+    pub n_stop: usize,
+}
+pub const GENIE_GENERATE_OPTIONS_INIT: genie_generate_options = genie_generate_options {
+    version: GENIE_GENERATE_OPTIONS_VERSION,
+    max_tokens: 256,
+    stop_on_eog: 1,
+    add_special: 1,
+    parse_special: 1,
+    stop: ptr::null(),
+    n_stop: 0,
+};
+
+/// `genie_finish_reason`: why a generation ended.
+pub type genie_finish_reason = c_int;
+pub const GENIE_FINISH_STOP: genie_finish_reason = 0;
+pub const GENIE_FINISH_LENGTH: genie_finish_reason = 1;
+pub const GENIE_FINISH_CANCELLED: genie_finish_reason = 2;
+pub const GENIE_FINISH_ERROR: genie_finish_reason = 3;
+pub const GENIE_FINISH_TIMEOUT: genie_finish_reason = 4;
+
+pub const GENIE_GENERATE_RESULT_VERSION: c_uint = 1;
+/// The outcome of a generation; owns `text` and `tokens` (release with
+/// `genie_generate_result_clear`).
+#[repr(C)]
+#[derive(Debug)]
+pub struct genie_generate_result {
+    pub version: c_uint,
+    pub text: *mut c_char,
+    pub text_len: usize,
+    pub tokens: *mut genie_token,
+    pub n_tokens: usize,
+    pub finish_reason: genie_finish_reason,
+    pub prompt_tokens: i32,
+    pub reused_prompt_tokens: i32,
+    pub completion_tokens: i32,
+    pub load_ms: c_double,
+    pub prompt_eval_ms: c_double,
+    pub time_to_first_token_ms: c_double,
+    pub decode_ms: c_double,
+    pub prompt_tokens_per_s: c_double,
+    pub decode_tokens_per_s: c_double,
+}
+pub const GENIE_GENERATE_RESULT_INIT: genie_generate_result = genie_generate_result {
+    version: GENIE_GENERATE_RESULT_VERSION,
+    text: ptr::null_mut(),
+    text_len: 0,
+    tokens: ptr::null_mut(),
+    n_tokens: 0,
+    finish_reason: GENIE_FINISH_STOP,
+    prompt_tokens: 0,
+    reused_prompt_tokens: 0,
+    completion_tokens: 0,
+    load_ms: 0.0,
+    prompt_eval_ms: 0.0,
+    time_to_first_token_ms: 0.0,
+    decode_ms: 0.0,
+    prompt_tokens_per_s: 0.0,
+    decode_tokens_per_s: 0.0,
+};
+
+/// Receives each generated piece of `genie_session_generate` (non-zero return: stop).
+pub type genie_generate_callback =
+    Option<unsafe extern "C" fn(user: *mut c_void, utf8: *const c_char, len: usize, token: genie_token) -> c_int>;
+
+/// One message of `genie_model_apply_chat_template` (NUL-terminated strings).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct genie_chat_message {
+    pub role: *const c_char,
+    pub content: *const c_char,
+}
+
+// ---- chat ---------------------------------------------------------------------------
+
+/// One message of a `genie_session_chat` request (`content_len` bytes, not NUL-terminated).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct genie_chat_turn {
+    pub role: *const c_char,
+    pub content: *const c_char,
+    pub content_len: usize,
+}
+
+/// `genie_response_format`: what the answer must look like.
+pub type genie_response_format = c_int;
+pub const GENIE_RESPONSE_FORMAT_NONE: genie_response_format = 0;
+pub const GENIE_RESPONSE_FORMAT_JSON_OBJECT: genie_response_format = 1;
+pub const GENIE_RESPONSE_FORMAT_JSON_SCHEMA: genie_response_format = 2;
+
+/// `genie_think`: Qwen3-style thinking switch.
+pub type genie_think = c_int;
+pub const GENIE_THINK_DEFAULT: genie_think = 0;
+pub const GENIE_THINK_ON: genie_think = 1;
+pub const GENIE_THINK_OFF: genie_think = 2;
+
+pub const GENIE_CHAT_REQUEST_VERSION: c_uint = 1;
+/// A `genie_session_chat` / `genie_engine_chat` request; everything it points to is
+/// read during the call only.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct genie_chat_request {
+    pub version: c_uint,
+    pub messages: *const genie_chat_turn,
+    pub n_messages: usize,
+    pub max_tokens: i32,
+    pub sampler: *const genie_sampler_options,
+    pub response_format: genie_response_format,
+    pub json_schema: *const c_char,
+    pub json_schema_len: usize,
+    pub think: genie_think,
+    pub stop: *const *const c_char,
+    pub n_stop: usize,
+    pub idle_timeout_ms: u32,
+    pub deadline_ms: u32,
+    pub tools_json: *const c_char,
+    pub tools_json_len: usize,
+}
+pub const GENIE_CHAT_REQUEST_INIT: genie_chat_request = genie_chat_request {
+    version: GENIE_CHAT_REQUEST_VERSION,
+    messages: ptr::null(),
+    n_messages: 0,
+    max_tokens: 256,
+    sampler: ptr::null(),
+    response_format: GENIE_RESPONSE_FORMAT_NONE,
+    json_schema: ptr::null(),
+    json_schema_len: 0,
+    think: GENIE_THINK_DEFAULT,
+    stop: ptr::null(),
+    n_stop: 0,
+    idle_timeout_ms: 0,
+    deadline_ms: 0,
+    tools_json: ptr::null(),
+    tools_json_len: 0,
+};
+
+/// `genie_piece_kind`: what a piece of chat output is.
+pub type genie_piece_kind = c_int;
+pub const GENIE_PIECE_CONTENT: genie_piece_kind = 0;
+pub const GENIE_PIECE_REASONING: genie_piece_kind = 1;
+
+/// Receives each piece of a chat answer on the calling thread (non-zero return: cancel).
+pub type genie_piece_callback =
+    Option<unsafe extern "C" fn(user: *mut c_void, kind: genie_piece_kind, utf8: *const c_char, len: usize) -> c_int>;
+
+pub const GENIE_CHAT_RESULT_VERSION: c_uint = 1;
+/// The outcome of a chat call; owns its strings (release with `genie_chat_result_clear`).
+#[repr(C)]
+#[derive(Debug)]
+pub struct genie_chat_result {
+    pub version: c_uint,
+    pub text: *mut c_char,
+    pub text_len: usize,
+    pub reasoning: *mut c_char,
+    pub reasoning_len: usize,
+    pub n_tool_calls: usize,
+    pub tool_name: *mut c_char,
+    pub tool_arguments: *mut c_char,
+    pub finish_reason: genie_finish_reason,
+    pub prompt_tokens: i32,
+    pub reused_prefix_tokens: i32,
+    pub completion_tokens: i32,
+    pub time_to_first_token_ms: c_double,
+    pub prefill_ms: c_double,
+    pub prefill_tokens_per_s: c_double,
+    pub decode_ms: c_double,
+    pub decode_tokens_per_s: c_double,
+    pub total_ms: c_double,
+}
+pub const GENIE_CHAT_RESULT_INIT: genie_chat_result = genie_chat_result {
+    version: GENIE_CHAT_RESULT_VERSION,
+    text: ptr::null_mut(),
+    text_len: 0,
+    reasoning: ptr::null_mut(),
+    reasoning_len: 0,
+    n_tool_calls: 0,
+    tool_name: ptr::null_mut(),
+    tool_arguments: ptr::null_mut(),
+    finish_reason: GENIE_FINISH_STOP,
+    prompt_tokens: 0,
+    reused_prefix_tokens: 0,
+    completion_tokens: 0,
+    time_to_first_token_ms: 0.0,
+    prefill_ms: 0.0,
+    prefill_tokens_per_s: 0.0,
+    decode_ms: 0.0,
+    decode_tokens_per_s: 0.0,
+    total_ms: 0.0,
+};
+
+// ---- engine -------------------------------------------------------------------------
+
+/// `genie_engine_state`: where the engine's model is in its life.
+pub type genie_engine_state = c_int;
+pub const GENIE_ENGINE_UNLOADED: genie_engine_state = 0;
+pub const GENIE_ENGINE_LOADING: genie_engine_state = 1;
+pub const GENIE_ENGINE_READY: genie_engine_state = 2;
+pub const GENIE_ENGINE_BUSY: genie_engine_state = 3;
+pub const GENIE_ENGINE_FAILED: genie_engine_state = 4;
+
+/// `genie_engine_health`: whether the engine needs attention.
+pub type genie_engine_health = c_int;
+pub const GENIE_HEALTH_OK: genie_engine_health = 0;
+pub const GENIE_HEALTH_DEGRADED: genie_engine_health = 1;
+pub const GENIE_HEALTH_FAILED: genie_engine_health = 2;
+
+pub const GENIE_ENGINE_OPTIONS_VERSION: c_uint = 1;
+/// Options of `genie_engine_create`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct genie_engine_options {
+    pub version: c_uint,
+    pub backend: genie_backend,
+    pub context_length: i32,
+    pub threads: i32,
+    pub batch_size: i32,
+    pub kv_type: genie_kv_type,
+    pub max_conversations: i32,
+    pub max_concurrent: i32,
+    pub watchdog_timeout_ms: u32,
+    pub cancel_stuck: c_int,
+    pub check_available_memory: c_int,
+}
+pub const GENIE_ENGINE_OPTIONS_INIT: genie_engine_options = genie_engine_options {
+    version: GENIE_ENGINE_OPTIONS_VERSION,
+    backend: GENIE_BACKEND_AUTO,
+    context_length: 0,
+    threads: 0,
+    batch_size: 512,
+    kv_type: GENIE_KV_F16,
+    max_conversations: 4,
+    max_concurrent: 1,
+    watchdog_timeout_ms: 60000,
+    cancel_stuck: 0,
+    check_available_memory: 1,
+};
+
+/// Receives the fraction (0..1) of a running load, on the loading thread (non-zero: cancel).
+pub type genie_load_progress_callback = Option<unsafe extern "C" fn(user: *mut c_void, fraction: c_float) -> c_int>;
+
+pub const GENIE_ENGINE_STATUS_VERSION: c_uint = 1;
+/// A snapshot of the engine; owns its strings (release with `genie_engine_status_clear`).
+#[repr(C)]
+#[derive(Debug)]
+pub struct genie_engine_status_info {
+    pub version: c_uint,
+    pub state: genie_engine_state,
+    pub health: genie_engine_health,
+    pub health_reason: *mut c_char,
+    pub loading: c_int,
+    pub load_progress: c_float,
+    pub model_path: *mut c_char,
+    pub model_name: *mut c_char,
+    pub architecture: *mut c_char,
+    pub backend: *mut c_char,
+    pub context_length: i32,
+    pub n_ctx_train: i32,
+    pub weights_bytes: u64,
+    pub kv_bytes: u64,
+    pub scratch_bytes: u64,
+    pub device_bytes: u64,
+    pub process_rss_bytes: u64,
+    pub last_error_status: genie_status,
+    pub last_error: *mut c_char,
+    pub requests: u64,
+    pub failures: u64,
+    pub cancelled: u64,
+    pub prompt_tokens: u64,
+    pub reused_tokens: u64,
+    pub generated_tokens: u64,
+    pub stuck_events: u64,
+    pub out_of_memory: u64,
+    pub loads: u64,
+    pub load_failures: u64,
+    pub active_requests: i32,
+    pub queued_requests: i32,
+    pub conversations: i32,
+    pub seconds_since_token: c_double,
+}
+pub const GENIE_ENGINE_STATUS_INIT: genie_engine_status_info = genie_engine_status_info {
+    version: GENIE_ENGINE_STATUS_VERSION,
+    state: GENIE_ENGINE_UNLOADED,
+    health: GENIE_HEALTH_OK,
+    health_reason: ptr::null_mut(),
+    loading: 0,
+    load_progress: 0.0,
+    model_path: ptr::null_mut(),
+    model_name: ptr::null_mut(),
+    architecture: ptr::null_mut(),
+    backend: ptr::null_mut(),
+    context_length: 0,
+    n_ctx_train: 0,
+    weights_bytes: 0,
+    kv_bytes: 0,
+    scratch_bytes: 0,
+    device_bytes: 0,
+    process_rss_bytes: 0,
+    last_error_status: GENIE_OK,
+    last_error: ptr::null_mut(),
+    requests: 0,
+    failures: 0,
+    cancelled: 0,
+    prompt_tokens: 0,
+    reused_tokens: 0,
+    generated_tokens: 0,
+    stuck_events: 0,
+    out_of_memory: 0,
+    loads: 0,
+    load_failures: 0,
+    active_requests: 0,
+    queued_requests: 0,
+    conversations: 0,
+    seconds_since_token: 0.0,
+};
+
+pub const GENIE_ENGINE_CHAT_OPTIONS_VERSION: c_uint = 1;
+/// Engine-specific options of one chat request.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct genie_engine_chat_options {
+    pub version: c_uint,
+    pub conversation_id: *const c_char,
+    pub priority: i32,
+}
+pub const GENIE_ENGINE_CHAT_OPTIONS_INIT: genie_engine_chat_options = genie_engine_chat_options {
+    version: GENIE_ENGINE_CHAT_OPTIONS_VERSION,
+    conversation_id: ptr::null(),
+    priority: 0,
+};
+
+// ---- functions ----------------------------------------------------------------------
+// Every exported function of genie.h, in the header's order. The comments are the
+// header's in short; read genie.h for the full contract.
+
+extern "C" {
+    // library
+    /// The library's ABI version. Thread-safe.
+    pub fn genie_abi_version() -> c_int;
+    /// The library version ("0.1.0"); static storage.
+    pub fn genie_version() -> *const c_char;
+    /// Stable upper-case name of a status ("FORMAT"; "UNKNOWN" otherwise); static storage.
+    pub fn genie_status_name(status: genie_status) -> *const c_char;
+    /// The calling thread's last error message; borrowed until the next failing call.
+    pub fn genie_last_error() -> *const c_char;
+    /// Empties the calling thread's last-error message.
+    pub fn genie_error_clear();
+    /// Installs (or with `None` removes) the process-wide log callback.
+    pub fn genie_log_set(callback: genie_log_callback, user: *mut c_void) -> genie_status;
+    /// Frees a string returned by libgenie; NULL is a no-op.
+    pub fn genie_string_free(text: *mut c_char);
+    /// Frees a token array returned by libgenie; NULL is a no-op.
+    pub fn genie_tokens_free(tokens: *mut genie_token);
+
+    // model
+    /// Sets `*opts` to the defaults of `version`.
+    pub fn genie_model_options_init(opts: *mut genie_model_options, version: c_uint) -> genie_status;
+    /// Loads a GGUF file; caller frees `*out` with `genie_model_free`.
+    pub fn genie_model_load(
+        out: *mut *mut genie_model,
+        path: *const c_char,
+        opts: *const genie_model_options,
+    ) -> genie_status;
+    /// Releases the caller's reference to a model; NULL is a no-op.
+    pub fn genie_model_free(model: *mut genie_model);
+    /// Fills `*out` (whose version the caller set).
+    pub fn genie_model_get_info(out: *mut genie_model_info, model: *const genie_model) -> genie_status;
+    /// `*out` = non-zero when `token` ends a generation.
+    pub fn genie_model_token_is_eog(out: *mut c_int, model: *const genie_model, token: genie_token)
+        -> genie_status;
+    /// `*out` = the GGUF's chat template or ""; borrowed, lives as long as the model.
+    pub fn genie_model_chat_template(out: *mut *const c_char, model: *const genie_model) -> genie_status;
+    /// Tokenizes; caller frees `*out_tokens` with `genie_tokens_free`.
+    pub fn genie_model_tokenize(
+        out_tokens: *mut *mut genie_token,
+        out_count: *mut usize,
+        model: *const genie_model,
+        text: *const c_char,
+        text_len: usize,
+        flags: c_uint,
+    ) -> genie_status;
+    /// Detokenizes; caller frees `*out_text` with `genie_string_free`.
+    pub fn genie_model_detokenize(
+        out_text: *mut *mut c_char,
+        out_len: *mut usize,
+        model: *const genie_model,
+        tokens: *const genie_token,
+        count: usize,
+        flags: c_uint,
+    ) -> genie_status;
+
+    // sampler
+    /// Sets `*opts` to the defaults.
+    pub fn genie_sampler_options_init(opts: *mut genie_sampler_options, version: c_uint) -> genie_status;
+    /// Creates a sampler; caller frees with `genie_sampler_free`.
+    pub fn genie_sampler_create(out: *mut *mut genie_sampler, opts: *const genie_sampler_options) -> genie_status;
+    /// Frees a sampler; NULL is a no-op; not while in use.
+    pub fn genie_sampler_free(sampler: *mut genie_sampler);
+    /// Restores the initial state.
+    pub fn genie_sampler_reset(sampler: *mut genie_sampler) -> genie_status;
+    /// `*out` = the token chosen from `count` logits.
+    pub fn genie_sampler_sample(
+        out: *mut genie_token,
+        sampler: *mut genie_sampler,
+        logits: *const c_float,
+        count: usize,
+    ) -> genie_status;
+    /// Feeds the penalty window.
+    pub fn genie_sampler_accept(sampler: *mut genie_sampler, token: genie_token) -> genie_status;
+
+    // session
+    /// Sets `*opts` to the defaults.
+    pub fn genie_session_options_init(opts: *mut genie_session_options, version: c_uint) -> genie_status;
+    /// Creates a session on `model` (kept alive); caller frees with `genie_session_free`.
+    pub fn genie_session_create(
+        out: *mut *mut genie_session,
+        model: *mut genie_model,
+        opts: *const genie_session_options,
+    ) -> genie_status;
+    /// Frees a session; NULL is a no-op; not while a call on it runs.
+    pub fn genie_session_free(session: *mut genie_session);
+    /// Sets `*opts` to the defaults.
+    pub fn genie_generate_options_init(opts: *mut genie_generate_options, version: c_uint) -> genie_status;
+    /// Frees the text and tokens of `*result`, zeroes the rest (version kept).
+    pub fn genie_generate_result_clear(result: *mut genie_generate_result);
+    /// Tokenizes `prompt` and generates after it.
+    pub fn genie_session_generate(
+        out: *mut genie_generate_result,
+        session: *mut genie_session,
+        prompt: *const c_char,
+        prompt_len: usize,
+        sampler: *mut genie_sampler,
+        opts: *const genie_generate_options,
+        callback: genie_generate_callback,
+        user: *mut c_void,
+    ) -> genie_status;
+    /// Same with prompt tokens.
+    pub fn genie_session_generate_tokens(
+        out: *mut genie_generate_result,
+        session: *mut genie_session,
+        prompt: *const genie_token,
+        prompt_count: usize,
+        sampler: *mut genie_sampler,
+        opts: *const genie_generate_options,
+        callback: genie_generate_callback,
+        user: *mut c_void,
+    ) -> genie_status;
+    /// Renders messages with the model's chat template; caller frees with `genie_string_free`.
+    pub fn genie_model_apply_chat_template(
+        out_text: *mut *mut c_char,
+        out_len: *mut usize,
+        model: *const genie_model,
+        messages: *const genie_chat_message,
+        count: usize,
+        add_generation_prompt: c_int,
+    ) -> genie_status;
+
+    // chat
+    /// Sets `*req` to the defaults of `version`.
+    pub fn genie_chat_request_init(req: *mut genie_chat_request, version: c_uint) -> genie_status;
+    /// Frees the strings of `*result`, zeroes the rest (version kept).
+    pub fn genie_chat_result_clear(result: *mut genie_chat_result);
+    /// Chat on a session: renders, generates, streams pieces (note: `out` last).
+    pub fn genie_session_chat(
+        session: *mut genie_session,
+        request: *const genie_chat_request,
+        callback: genie_piece_callback,
+        user: *mut c_void,
+        out: *mut genie_chat_result,
+    ) -> genie_status;
+    /// Asks a running generation to stop; any thread; the session must stay alive.
+    pub fn genie_session_cancel(session: *mut genie_session) -> genie_status;
+    /// Evaluates tokens; `*out_logits` borrowed until the next call on the session.
+    pub fn genie_session_evaluate(
+        out_logits: *mut *const c_float,
+        out_count: *mut usize,
+        session: *mut genie_session,
+        tokens: *const genie_token,
+        count: usize,
+    ) -> genie_status;
+    /// The logits of the last evaluated token; borrowed until the next call.
+    pub fn genie_session_last_logits(
+        out_logits: *mut *const c_float,
+        out_count: *mut usize,
+        session: *const genie_session,
+    ) -> genie_status;
+    /// The tokens the KV cache holds; borrowed until the next call.
+    pub fn genie_session_cached_tokens(
+        out_tokens: *mut *const genie_token,
+        out_count: *mut usize,
+        session: *const genie_session,
+    ) -> genie_status;
+    /// `*out` = the KV cache's capacity in tokens.
+    pub fn genie_session_context_length(out: *mut i32, session: *const genie_session) -> genie_status;
+    /// Empties the KV cache.
+    pub fn genie_session_reset(session: *mut genie_session) -> genie_status;
+
+    // session state
+    /// Saves the KV cache to `path` atomically; `*out_bytes` = the file's size.
+    pub fn genie_session_save_state(
+        out_bytes: *mut u64,
+        session: *mut genie_session,
+        path: *const c_char,
+    ) -> genie_status;
+    /// Replaces the KV cache with the state in `path`.
+    pub fn genie_session_load_state(session: *mut genie_session, path: *const c_char) -> genie_status;
+
+    // engine
+    /// Sets `*opts` to the defaults.
+    pub fn genie_engine_options_init(opts: *mut genie_engine_options, version: c_uint) -> genie_status;
+    /// Creates an engine with no model; caller frees with `genie_engine_free`.
+    pub fn genie_engine_create(out: *mut *mut genie_engine, opts: *const genie_engine_options) -> genie_status;
+    /// Cancels and waits for everything, frees the engine; no other call may run.
+    pub fn genie_engine_free(engine: *mut genie_engine);
+    /// Starts a background load (the current model is unloaded first).
+    pub fn genie_engine_load(
+        engine: *mut genie_engine,
+        path: *const c_char,
+        progress: genie_load_progress_callback,
+        user: *mut c_void,
+    ) -> genie_status;
+    /// Starts a background load that replaces the serving model on success.
+    pub fn genie_engine_swap(
+        engine: *mut genie_engine,
+        path: *const c_char,
+        progress: genie_load_progress_callback,
+        user: *mut c_void,
+    ) -> genie_status;
+    /// Waits for the running load/swap at most `timeout_ms` (< 0: no limit).
+    pub fn genie_engine_wait(
+        out_state: *mut genie_engine_state,
+        engine: *mut genie_engine,
+        timeout_ms: i64,
+    ) -> genie_status;
+    /// Cancels loads and requests, frees the model and caches.
+    pub fn genie_engine_unload(engine: *mut genie_engine) -> genie_status;
+    /// One tiny forward pass to pay lazy initialisation up front.
+    pub fn genie_engine_warmup(engine: *mut genie_engine) -> genie_status;
+    /// Tokens of context per session (0 = the default).
+    pub fn genie_engine_set_context_limit(engine: *mut genie_engine, n_ctx: i32) -> genie_status;
+    /// Frees idle kept conversations except the `keep_idle` most recent.
+    pub fn genie_engine_trim(out_released: *mut u64, engine: *mut genie_engine, keep_idle: i32) -> genie_status;
+    /// Forgets a conversation.
+    pub fn genie_engine_forget(engine: *mut genie_engine, conversation_id: *const c_char) -> genie_status;
+    /// Cancels the running request of a conversation (NULL: every running request).
+    pub fn genie_engine_cancel(engine: *mut genie_engine, conversation_id: *const c_char) -> genie_status;
+    /// Fills `*out` (version set by the caller); never blocks.
+    pub fn genie_engine_status(out: *mut genie_engine_status_info, engine: *const genie_engine) -> genie_status;
+    /// Frees the strings of `*out`, zeroes the rest (version kept).
+    pub fn genie_engine_status_clear(out: *mut genie_engine_status_info);
+    /// Sets `*opts` to the defaults.
+    pub fn genie_engine_chat_options_init(opts: *mut genie_engine_chat_options, version: c_uint) -> genie_status;
+    /// `genie_session_chat` on the engine (waits for a turn; pieces on the calling thread).
+    pub fn genie_engine_chat(
+        engine: *mut genie_engine,
+        opts: *const genie_engine_chat_options,
+        request: *const genie_chat_request,
+        callback: genie_piece_callback,
+        user: *mut c_void,
+        out: *mut genie_chat_result,
+    ) -> genie_status;
+}
