@@ -42,19 +42,19 @@
 //!
 //! `tests/threads.rs` checks the positive bounds at compile time; these fail to compile:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! fn sync<T: Sync>() {}
 //! sync::<genie::Session>();
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! fn sync<T: Sync>() {}
 //! sync::<genie::Sampler>();
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! fn sync<T: Sync>() {}
 //! sync::<genie::ChatStream<()>>();
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! // A session cannot be shared between threads (it is not Sync) ...
 //! fn share(session: &genie::Session) {
 //!     std::thread::scope(|s| {
@@ -62,7 +62,7 @@
 //!     });
 //! }
 //! ```
-//! ```compile_fail
+//! ```compile_fail,E0499
 //! // ... and a second call cannot start while a streaming call borrows it.
 //! fn reenter(session: &mut genie::Session, req: &genie::ChatRequest) {
 //!     let _ = session.chat_stream(req, |_| {
