@@ -62,7 +62,7 @@
 //!     });
 //! }
 //! ```
-//! ```compile_fail,E0499
+//! ```compile_fail,E0500
 //! // ... and a second call cannot start while a streaming call borrows it.
 //! fn reenter(session: &mut genie::Session, req: &genie::ChatRequest) {
 //!     let _ = session.chat_stream(req, |_| {
@@ -83,6 +83,9 @@ mod sampler;
 mod session;
 mod stream;
 mod util;
+
+#[cfg(test)]
+mod unit_tests;
 
 pub use chat::{
     ChatRequest, ChatResponse, FinishReason, Message, OwnedPiece, Piece, PieceKind, ResponseFormat, Role, Think,
