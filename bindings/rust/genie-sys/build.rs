@@ -68,7 +68,8 @@ fn find_lib_dir(dir: &Path, file: &str) -> Option<PathBuf> {
     if let Ok(target) = env::var("TARGET") {
         // Debian's multiarch folder, e.g. lib/x86_64-linux-gnu for x86_64-unknown-linux-gnu.
         let mut parts = target.split('-');
-        if let (Some(arch), Some(_vendor), Some(os), Some(abi)) = (parts.next(), parts.next(), parts.next(), parts.next())
+        if let (Some(arch), Some(_vendor), Some(os), Some(abi)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
         {
             candidates.push(dir.join("lib").join(format!("{arch}-{os}-{abi}")));
         }

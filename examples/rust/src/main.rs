@@ -23,7 +23,12 @@ fn error(what: &str, status: genie_status) -> String {
 }
 
 /// Called on this thread for every piece: complete UTF-8, not NUL-terminated.
-unsafe extern "C" fn on_piece(user: *mut c_void, utf8: *const c_char, len: usize, _token: genie_token) -> c_int {
+unsafe extern "C" fn on_piece(
+    user: *mut c_void,
+    utf8: *const c_char,
+    len: usize,
+    _token: genie_token,
+) -> c_int {
     let pieces = unsafe { &mut *(user as *mut usize) };
     *pieces += 1;
     let bytes = unsafe { std::slice::from_raw_parts(utf8 as *const u8, len) };
@@ -34,7 +39,8 @@ unsafe extern "C" fn on_piece(user: *mut c_void, utf8: *const c_char, len: usize
 }
 
 fn run(model_path: &str, prompt: &str, max_tokens: i32) -> Result<(), String> {
-    let path = CString::new(model_path).map_err(|_| "the model path contains a NUL byte".to_string())?;
+    let path =
+        CString::new(model_path).map_err(|_| "the model path contains a NUL byte".to_string())?;
     let mut model: *mut genie_model = ptr::null_mut();
     let mut session: *mut genie_session = ptr::null_mut();
     let mut sampler: *mut genie_sampler = ptr::null_mut();
@@ -72,7 +78,10 @@ fn run(model_path: &str, prompt: &str, max_tokens: i32) -> Result<(), String> {
             println!();
             eprintln!(
                 "{} pieces, {} tokens generated, finish reason {}, first token {:.1} ms",
-                pieces, result.completion_tokens, result.finish_reason, result.time_to_first_token_ms
+                pieces,
+                result.completion_tokens,
+                result.finish_reason,
+                result.time_to_first_token_ms
             );
             Ok(())
         })()

@@ -500,7 +500,12 @@ pub(crate) struct PieceSink<'f, 'c> {
 /// `genie_piece_callback`: hands each piece to the Rust closure; a set cancel flag, a
 /// `ControlFlow::Break` or a panic (kept and resumed after the C call returns, never
 /// unwound through C) returns non-zero, which cancels the generation.
-unsafe extern "C" fn on_piece(user: *mut c_void, kind: sys::genie_piece_kind, utf8: *const c_char, len: usize) -> c_int {
+unsafe extern "C" fn on_piece(
+    user: *mut c_void,
+    kind: sys::genie_piece_kind,
+    utf8: *const c_char,
+    len: usize,
+) -> c_int {
     // SAFETY: `user` is the &mut PieceSink that run_chat passed, alive during the C call,
     // and the callback runs on the calling thread only (genie.h).
     let sink = unsafe { &mut *user.cast::<PieceSink<'_, '_>>() };
@@ -530,8 +535,12 @@ unsafe extern "C" fn on_piece(user: *mut c_void, kind: sys::genie_piece_kind, ut
 }
 
 /// The C signature every chat entry point shares once its handle and options are bound.
-pub(crate) type ChatCall<'c> =
-    &'c mut dyn FnMut(&sys::genie_chat_request, sys::genie_piece_callback, *mut c_void, *mut sys::genie_chat_result) -> sys::genie_status;
+pub(crate) type ChatCall<'c> = &'c mut dyn FnMut(
+    &sys::genie_chat_request,
+    sys::genie_piece_callback,
+    *mut c_void,
+    *mut sys::genie_chat_result,
+) -> sys::genie_status;
 
 /// Runs one chat call: translates `req`, streams pieces to `callback` (none: no callback),
 /// stops when `cancel` becomes true, and turns the result into a [`ChatResponse`]. A

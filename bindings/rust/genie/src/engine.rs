@@ -580,7 +580,12 @@ impl Engine {
     }
 
     /// [`Self::chat_with`], streaming each piece to `on_piece` on this thread.
-    pub fn chat_stream_with<F>(&self, req: &ChatRequest, options: &EngineChatOptions, mut on_piece: F) -> Result<ChatResponse>
+    pub fn chat_stream_with<F>(
+        &self,
+        req: &ChatRequest,
+        options: &EngineChatOptions,
+        mut on_piece: F,
+    ) -> Result<ChatResponse>
     where
         F: FnMut(Piece<'_>) -> ControlFlow<()>,
     {
@@ -596,7 +601,9 @@ impl Engine {
         };
         let canceller = Canceller::for_engine(self.handle.clone(), id);
         let engine = self.clone();
-        Ok(ChatStream::spawn(canceller, move |sink, flag| ((), engine.chat_impl(&req, &options, Some(sink), Some(flag)))))
+        Ok(ChatStream::spawn(canceller, move |sink, flag| {
+            ((), engine.chat_impl(&req, &options, Some(sink), Some(flag)))
+        }))
     }
 
     fn chat_impl<'f>(

@@ -39,7 +39,8 @@ unsafe extern "C" fn on_log(user: *mut c_void, level: sys::genie_log_level, mess
         _ => LogLevel::Debug,
     };
     // SAFETY: one NUL-terminated line borrowed for the call.
-    let text = if message.is_null() { Default::default() } else { unsafe { CStr::from_ptr(message) }.to_string_lossy() };
+    let text =
+        if message.is_null() { Default::default() } else { unsafe { CStr::from_ptr(message) }.to_string_lossy() };
     // A panicking logger must not unwind into C: the message is dropped instead.
     let _ = panic::catch_unwind(AssertUnwindSafe(|| logger(level, &text)));
 }

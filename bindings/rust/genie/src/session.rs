@@ -417,7 +417,9 @@ impl Session {
         let mut logits = ptr::null();
         let mut count = 0usize;
         // SAFETY: session alive and not in use; tokens valid; out-pointers valid.
-        check(unsafe { sys::genie_session_evaluate(&mut logits, &mut count, self.raw(), tokens.as_ptr(), tokens.len()) })?;
+        check(unsafe {
+            sys::genie_session_evaluate(&mut logits, &mut count, self.raw(), tokens.as_ptr(), tokens.len())
+        })?;
         // SAFETY: `count` floats borrowed until the next call on the session, which the
         // returned borrow of `self` rules out.
         Ok(unsafe { slice_or_empty(logits, count) })

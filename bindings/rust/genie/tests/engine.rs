@@ -151,17 +151,13 @@ fn engine_streams_are_cancellable_from_another_thread() {
         let engine = engine.clone();
         thread::spawn(move || {
             let mut first = Some(first_tx);
-            engine.chat_stream_with(
-                &story_request(400),
-                &EngineChatOptions::new().conversation("living-room"),
-                |_| {
-                    if let Some(tx) = first.take() {
-                        tx.send(()).unwrap();
-                    }
-                    thread::sleep(Duration::from_millis(5));
-                    ControlFlow::Continue(())
-                },
-            )
+            engine.chat_stream_with(&story_request(400), &EngineChatOptions::new().conversation("living-room"), |_| {
+                if let Some(tx) = first.take() {
+                    tx.send(()).unwrap();
+                }
+                thread::sleep(Duration::from_millis(5));
+                ControlFlow::Continue(())
+            })
         })
     };
     first_rx.recv().unwrap();

@@ -66,9 +66,11 @@ fn model_facts_and_tokenizer() {
     let info = model.info().unwrap();
     assert_eq!(info.architecture, "llama");
     assert!(info.n_vocab > 0 && info.n_layer > 0);
-    let tokens = model.tokenize(b"Once upon a time", TokenizeFlags { add_special: true, parse_special: false }).unwrap();
+    let tokens =
+        model.tokenize(b"Once upon a time", TokenizeFlags { add_special: true, parse_special: false }).unwrap();
     assert_eq!(Some(tokens[0]), info.bos);
-    let text = model.detokenize(&tokens, genie::DetokenizeFlags { remove_special: true, render_special: false }).unwrap();
+    let text =
+        model.detokenize(&tokens, genie::DetokenizeFlags { remove_special: true, render_special: false }).unwrap();
     assert_eq!(text.trim_start(), "Once upon a time");
     if let Some(eos) = info.eos {
         assert!(model.token_is_eog(eos).unwrap());
