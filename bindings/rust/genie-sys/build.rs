@@ -11,8 +11,8 @@
 //! How: dynamically (`libgenie.so`) by default; statically (`libgenie.a`) when the
 //! `static` feature is on or `GENIE_STATIC=1`. A static libgenie brings its private
 //! dependencies: the C++ runtime, fmt and PCRE2 (and the CUDA runtime when it was built
-//! with CUDA: name those in `GENIE_STATIC_LIBS`, e.g. `cudart_static,cublas`), taken from
-//! `pkg-config --static` when the `.pc` lists them, else this default list.
+//! with CUDA: add those in `GENIE_STATIC_LIBS`, e.g. `-L/usr/local/cuda/lib64,cudart_static,rt`),
+//! taken from `pkg-config --static` when the `.pc` lists them, else this default list.
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -100,7 +100,15 @@ fn link_libraries(want_static: bool, private_libs: Option<Vec<String>>) {
         _ => STATIC_DEPENDENCIES.iter().map(|s| s.to_string()).collect(),
     };
     if let Ok(extra) = env::var("GENIE_STATIC_LIBS") {
-        libs.extend(extra.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
+        // Linker-style entries, separated by commas or spaces: `name` or `-lname` (a
+        // library), `-L/dir` (a folder to search).
+        for item in extra.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()) {
+            if let Some(dir) = item.strip_prefix("-L") {
+                println!("cargo:rustc-link-search=native={dir}");
+            } else {
+                libs.push(item.strip_prefix("-l").unwrap_or(item).to_string());
+            }
+        }
     }
     for lib in libs {
         if lib != "genie" {
