@@ -404,7 +404,8 @@ impl Engine {
 
     /// [`Self::load`] reporting progress (0..1, increasing, 1 at the end) to `progress`
     /// on the loading thread; `ControlFlow::Break(())` (or a panic) cancels the load
-    /// (it then fails with [`Error::Cancelled`]).
+    /// (it then fails with [`Error::Cancelled`]). The engine keeps the closure until the
+    /// next load starts, so a closure holding a clone of this engine keeps it alive.
     pub fn load_with_progress<F>(&self, path: impl AsRef<Path>, progress: F) -> Result<()>
     where
         F: FnMut(f32) -> ControlFlow<()> + Send + 'static,
@@ -593,7 +594,12 @@ impl Engine {
     }
 
     /// Runs `req` on a background thread and returns a [`ChatStream`] of its pieces,
-    /// consumable (and cancellable) from any thread.
+    /// consumable (and cancellable) from any thread. The stream's canceller stops a one-off
+    /// request at its next piece (the C ABI cancels engine requests only by conversation
+    /// id), and one with a conversation id at once through `genie_engine_cancel`.
+    ///
+    /// # Panics
+    /// When the operating system cannot start a thread.
     pub fn stream(&self, req: ChatRequest, options: EngineChatOptions) -> Result<ChatStream<()>> {
         let id = match &options.conversation_id {
             Some(id) => Some(c_string("conversation id", id)?),

@@ -1,11 +1,12 @@
 //! [`Model`]: a loaded GGUF model, its options and facts, tokenizer and chat template.
 use std::path::Path;
 use std::ptr::{self, NonNull};
+use std::time::Duration;
 
 use genie_sys as sys;
 
 use crate::error::{check, invalid, Result};
-use crate::util::{borrowed_str, c_path, c_string};
+use crate::util::{borrowed_str, c_path, c_string, ms_duration};
 use crate::Token;
 
 /// The compute backend (`genie_backend`).
@@ -123,8 +124,8 @@ pub struct ModelInfo {
     pub bos: Option<Token>,
     /// End-of-sequence token, if the vocabulary has one.
     pub eos: Option<Token>,
-    /// How long the load took, in milliseconds.
-    pub load_time_ms: f64,
+    /// How long the load took.
+    pub load_time: Duration,
 }
 
 /// One message of [`Model::apply_chat_template`].
@@ -223,7 +224,7 @@ impl Model {
             n_ff: raw.n_ff,
             bos: token(raw.bos),
             eos: token(raw.eos),
-            load_time_ms: raw.load_time_ms,
+            load_time: ms_duration(raw.load_time_ms),
         })
     }
 

@@ -281,7 +281,10 @@ impl Session {
 
     /// Moves the session to a background thread that runs `req`, and returns a
     /// [`ChatStream`] that yields the pieces as they arrive (usable from any thread) and
-    /// gives the session back with the response at [`ChatStream::finish`].
+    /// gives the session back with the response at [`ChatStream::join`].
+    ///
+    /// # Panics
+    /// When the operating system cannot start a thread.
     pub fn into_chat_stream(self, req: ChatRequest) -> ChatStream<Session> {
         let canceller = self.canceller();
         ChatStream::spawn(canceller, move |sink, flag| {
