@@ -1,5 +1,5 @@
-//! The Rust declarations agree with the C header: every struct's size, alignment and
-//! field offsets equal the C compiler's (printed by `layout_probe.c`, which CMake builds;
+//! The Rust declarations agree with the C header: every struct's size, alignment, field
+//! offsets and field sizes equal the C compiler's (printed by `layout_probe.c`, which CMake builds;
 //! its path in `GENIE_LAYOUT_PROBE`), and every `_INIT` constant equals what the linked
 //! library's `_init()` function writes.
 use std::collections::BTreeMap;
@@ -9,7 +9,13 @@ use std::ptr::addr_of;
 
 use genie_sys::*;
 
-/// "SIZE name", "ALIGN name" and "OFFSET name.field" of the Rust declarations.
+/// The size of what `_field` points to (without reading it).
+fn pointee_size<T>(_field: *const T) -> usize {
+    size_of::<T>()
+}
+
+/// "SIZE name", "ALIGN name", "OFFSET name.field" and "FIELDSIZE name.field" of the Rust
+/// declarations.
 fn rust_layout() -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     macro_rules! layout {
@@ -20,8 +26,9 @@ fn rust_layout() -> BTreeMap<String, usize> {
                 let value = MaybeUninit::<$t>::uninit();
                 let base = value.as_ptr();
                 // SAFETY: addr_of! on a field of an uninitialised value reads nothing.
-                let field = unsafe { addr_of!((*base).$f) } as usize;
-                out.insert(format!("OFFSET {}.{}", stringify!($t), stringify!($f)), field - base as usize);
+                let field = unsafe { addr_of!((*base).$f) };
+                out.insert(format!("OFFSET {}.{}", stringify!($t), stringify!($f)), field as usize - base as usize);
+                out.insert(format!("FIELDSIZE {}.{}", stringify!($t), stringify!($f)), pointee_size(field));
             )*
         )*};
     }

@@ -1,14 +1,17 @@
-/* Prints the size, alignment and field offsets of every struct of genie.h, one per line
- * ("SIZE name bytes", "ALIGN name bytes", "OFFSET name.field bytes"), for
- * genie-sys/tests/layout.rs to compare with the Rust declarations. Built by
- * bindings/rust/CMakeLists.txt with the C compiler that builds libgenie. */
+/* Prints the size and alignment of every struct of genie.h and the offset and size of each
+ * field, one per line ("SIZE name bytes", "ALIGN name bytes", "OFFSET name.field bytes",
+ * "FIELDSIZE name.field bytes"), for genie-sys/tests/layout.rs to compare with the Rust
+ * declarations. Built by bindings/rust/CMakeLists.txt with the C compiler that builds
+ * libgenie. */
 #include <stddef.h>
 #include <stdio.h>
 
 #include "genie/genie.h"
 
 #define SIZE(T) printf("SIZE %s %zu\nALIGN %s %zu\n", #T, sizeof(T), #T, (size_t)_Alignof(T))
-#define OFFSET(T, F) printf("OFFSET %s.%s %zu\n", #T, #F, offsetof(T, F))
+#define OFFSET(T, F)                                                                  \
+    printf("OFFSET %s.%s %zu\nFIELDSIZE %s.%s %zu\n", #T, #F, offsetof(T, F), #T, #F, \
+           sizeof(((T *)0)->F))
 
 int main(void) {
     SIZE(genie_model_options);
