@@ -251,7 +251,7 @@ impl Session {
     /// fit; the cache is left as it was), template errors. Cancellation and timeouts are
     /// not errors: see [`ChatResponse::finish_reason`].
     pub fn chat(&mut self, req: &ChatRequest) -> Result<ChatResponse> {
-        self.chat_with(req, None, None)
+        self.chat_impl(req, None, None)
     }
 
     /// [`Self::chat`], streaming each piece to `on_piece` as it is produced, on this thread.
@@ -262,10 +262,10 @@ impl Session {
     where
         F: FnMut(Piece<'_>) -> ControlFlow<()>,
     {
-        self.chat_with(req, Some(&mut on_piece), None)
+        self.chat_impl(req, Some(&mut on_piece), None)
     }
 
-    pub(crate) fn chat_with<'f>(
+    fn chat_impl<'f>(
         &mut self,
         req: &ChatRequest,
         on_piece: Option<&'f mut PieceFn<'f>>,
@@ -289,7 +289,7 @@ impl Session {
         let canceller = self.canceller();
         ChatStream::spawn(canceller, move |sink, flag| {
             let mut session = self;
-            let result = session.chat_with(&req, Some(sink), Some(flag));
+            let result = session.chat_impl(&req, Some(sink), Some(flag));
             (session, result)
         })
     }
