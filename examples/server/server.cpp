@@ -510,9 +510,7 @@ std::shared_ptr<const JsonConstraint> Server::constraint_for(const ChatRequest& 
         // A parameters schema outside the constraint's keywords is a 400 naming the tool.
         schema = tool_call_schema(r.tools_json, r.tool_choice == ToolChoice::Named ? r.tool_choice_name : "",
                                   r.parallel_tool_calls.value_or(false));
-        options.max_whitespace = 1;
-        options.max_string_length = 256;
-        options.close_after_bytes = 1024;
+        options = tool_call_constraint_options();
         key = "tool:" + schema;
     } else if (!r.grammar.empty()) {
         key = "grammar:" + r.grammar;

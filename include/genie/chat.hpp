@@ -5,6 +5,7 @@
 // See docs/chat.md for the supported Jinja subset and the known differences from jinja2.
 #pragma once
 
+#include <genie/constraint.hpp>
 #include <genie/export.h>
 
 #include <cstddef>
@@ -142,6 +143,12 @@ GENIE_API std::vector<ToolCall> extract_tool_calls(std::string_view text);
 /// schema: #/properties/y/not: unsupported keyword 'not'").
 GENIE_API std::string tool_call_schema(std::string_view tools_json, std::string_view function_name = {},
                                        bool parallel = true);
+
+/// The constraint options a forced tool call is built with (from tool_call_schema): compact
+/// JSON (at most one whitespace byte per gap), strings without a maxLength capped at 256
+/// characters, and a 1024-byte budget after which the constraint steers to the end of the
+/// call, so a call always finishes.
+GENIE_API JsonConstraintOptions tool_call_constraint_options();
 
 /// Keeps in `calls` those that name a tool offered in `tools_json` and whose arguments
 /// follow its parameters schema (json_matches_schema); with `parallel` false only the

@@ -161,6 +161,14 @@ std::string tool_call_schema(std::string_view tools_json, std::string_view funct
     return schema.dump();
 }
 
+JsonConstraintOptions tool_call_constraint_options() {
+    JsonConstraintOptions o;
+    o.max_whitespace = 1;
+    o.max_string_length = 256;
+    o.close_after_bytes = 1024;
+    return o;
+}
+
 std::vector<ToolCall> check_tool_calls(std::vector<ToolCall>& calls, std::string_view tools_json, bool parallel) {
     const auto tools = offered_tools(tools_json);
     std::vector<ToolCall> kept, rejected;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <deque>
 #include <numeric>
 
 namespace genie::constraint {
@@ -205,7 +206,20 @@ bool ranges_meet(const std::vector<std::pair<uint32_t, uint32_t>>& r, uint32_t l
 }
 
 // The fork sink of the running advance() on this thread.
-thread_local std::vector<State>* t_forks = nullptr;
+thread_local StateSet* t_forks = nullptr;
+
+// Scratch states for fork() (a deque: taking one never moves the others), released in
+// LIFO order by PoolScope; reused across calls, so a fork copies only the frames in use.
+thread_local std::deque<State> t_pool;
+thread_local size_t t_pool_top = 0;
+struct PoolScope {
+    size_t mark = t_pool_top;
+    ~PoolScope() { t_pool_top = mark; }
+    State& take() {
+        if (t_pool_top == t_pool.size()) t_pool.emplace_back();
+        return t_pool[t_pool_top++];
+    }
+};
 // Steps taken inside one step() call (guards against epsilon loops in GBNF grammars).
 thread_local uint32_t t_budget = 0;
 constexpr uint32_t kStepBudget = 4096;
@@ -215,18 +229,19 @@ constexpr uint32_t kStepBudget = 4096;
 template <class Way>
 bool Grammar::fork(State& s, size_t n, Way&& way) const {
     if (n == 1) return way(s, 0);
-    State base;
+    PoolScope scope;
+    State& base = scope.take();
     base.copy_from(s);
+    State& t = scope.take();
     bool have = false;
     for (size_t k = 0; k < n; ++k) {
-        State t;
         t.copy_from(base);
         if (!way(t, k)) continue;
         if (!have) {
             s.copy_from(t);
             have = true;
-        } else if (t_forks && t_forks->size() < kMaxStates) {
-            t_forks->push_back(t);
+        } else if (t_forks && t_forks->n < kMaxStates) {
+            t_forks->push().copy_from(t);
         }
     }
     return have;
@@ -690,19 +705,21 @@ bool Grammar::seq_step(State& s, uint8_t c) const {
     }
     const GElement& e = q.elements[f.pos];
     const bool is_rule = e.rule != kNoNode;
-    const bool can_more = f.count < e.max;
+    // A character element that cannot take this byte is only skipped (no fork).
+    uint32_t lead_lo = c, lead_hi = c;
+    uint8_t need = 0, clo = 0, chi = 0;
+    const bool char_ok = is_rule || (c < 0x80 ? ranges_meet(e.ranges, c, c)
+                                              : utf8_lead(c, lead_lo, lead_hi, need, clo, chi) &&
+                                                    ranges_meet(e.ranges, lead_lo, lead_hi));
+    const bool can_more = f.count < e.max && char_ok;
     const bool can_skip = f.count >= e.min || (is_rule && rules[e.rule].nullable);
     auto more = [&](State& t) {
         if (is_rule) return start_rule(t, e.rule, c);
         Frame& g = t.top();
         if (c < 0x80) {
-            if (!ranges_meet(e.ranges, c, c)) return false;
             ++g.count;
             return true;
         }
-        uint32_t lo = 0, hi = 0;
-        uint8_t need = 0, clo = 0, chi = 0;
-        if (!utf8_lead(c, lo, hi, need, clo, chi) || !ranges_meet(e.ranges, lo, hi)) return false;
         g.sneed = need;
         g.slo = clo;
         g.shi = chi;
@@ -810,7 +827,7 @@ TokenTrie::TokenTrie(const Tokenizer& tok) : vocab_size(tok.vocab_size()) {
 }
 
 bool Grammar::advance(const StateSet& in, uint8_t c, StateSet& out) const {
-    thread_local std::vector<State> forks;
+    thread_local StateSet forks;
     out.clear();
     for (uint32_t i = 0; i < in.n; ++i) {
         State& t = out.push();
@@ -821,8 +838,8 @@ bool Grammar::advance(const StateSet& in, uint8_t c, StateSet& out) const {
         const bool ok = step(t, c);
         t_forks = nullptr;
         if (!ok) --out.n;
-        for (const State& f : forks)
-            if (out.n < kMaxStates) out.push().copy_from(f);
+        for (uint32_t k = 0; k < forks.n; ++k)
+            if (out.n < kMaxStates) out.push().copy_from(forks.states[k]);
     }
     if (out.n > 1) {  // drop duplicates (ambiguous grammars reach one state several ways)
         uint32_t kept = 0;
