@@ -276,7 +276,7 @@ void Grammar::child_done(State& s) const {
         p.phase = kArrAfterValue;
         break;
     }
-    case FrameKind::Sequence: ++p.count; break;
+    case FrameKind::Sequence: count_repetition(p); break;
     default: break;
     }
 }
@@ -688,7 +688,7 @@ bool Grammar::seq_step(State& s, uint8_t c) const {
             if (!ranges_meet(e.ranges, cp, cp)) return false;
             f.cand = 0;
             f.slo = f.shi = 0;
-            ++f.count;
+            count_repetition(f);
             return true;
         }
         const uint32_t shift = 6u * f.sneed;
@@ -717,7 +717,7 @@ bool Grammar::seq_step(State& s, uint8_t c) const {
         if (is_rule) return start_rule(t, e.rule, c);
         Frame& g = t.top();
         if (c < 0x80) {
-            ++g.count;
+            count_repetition(g);
             return true;
         }
         g.sneed = need;
@@ -736,6 +736,14 @@ bool Grammar::seq_step(State& s, uint8_t c) const {
     if (can_more) return more(s);
     if (can_skip) return skip(s);
     return false;
+}
+
+void Grammar::count_repetition(Frame& f) const {
+    const GElement& e = sequences[f.node].elements[f.pos];
+    ++f.count;
+    // Past its minimum, an unbounded element's count no longer matters: keeping it at the
+    // minimum makes the states inside a long repetition equal (mask cache hits, self-loops).
+    if (e.max == UINT32_MAX && f.count > e.min) f.count = e.min;
 }
 
 bool Grammar::seq_can_finish(const Frame& f, bool child_pending) const {
@@ -874,8 +882,17 @@ void compute_mask(const Grammar& g, const TokenTrie& trie, const StateSet& s, Ma
     // points at the parent's state instead of a stepped copy (most of a string's walk).
     // cur[d] only ever points at scratch[k] with k <= d, so writing scratch[d] never
     // changes a state on the current path above d.
+    // The same for any grammar, learnt during the walk: owner[d] is the depth whose scratch
+    // holds cur[d] (0: the input), and memo[owner][c] what byte c did to that state set
+    // (unknown, leaves it as it is, rejected, changes it). A GBNF string's characters,
+    // a pattern's repeated class ... are then stepped once per walk, not once per trie node.
+    // memo[k] is cleared whenever scratch[k] is rewritten, and every node that uses
+    // owner k lies in the subtree below it.
+    enum : uint8_t { kUnknown = 0, kSame, kRejected, kChanged };
     std::vector<const StateSet*> cur(depth);
     std::vector<uint8_t> plain(depth);
+    std::vector<uint32_t> owner(depth);
+    std::vector<std::array<uint8_t, 256>> memo(depth);
     auto plain_string = [&](const StateSet& set) {
         if (set.n != 1) return false;
         const State& st = set.states[0];
@@ -884,25 +901,48 @@ void compute_mask(const Grammar& g, const TokenTrie& trie, const StateSet& s, Ma
         const Node& n = g.nodes[f.node];
         return n.min_length == 0 && n.max_length == UINT32_MAX && n.dfa < 0;
     };
+    auto same = [](const StateSet& a, const StateSet& b) {
+        if (a.n != b.n) return false;
+        for (uint32_t k = 0; k < a.n; ++k)
+            if (a.states[k].key() != b.states[k].key()) return false;
+        return true;
+    };
     cur[0] = &s;
     plain[0] = plain_string(s);
+    memo[0].fill(kUnknown);
     const auto* nodes = trie.nodes.data();
     const uint32_t n = static_cast<uint32_t>(trie.nodes.size());
     for (uint32_t i = 1; i < n;) {
         const auto& node = nodes[i];
         const size_t d = node.depth;
         const uint8_t c = node.byte;
-        if (plain[d - 1] && c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+        const uint32_t o = owner[d - 1];
+        if ((plain[d - 1] && c >= 0x20 && c < 0x7F && c != '"' && c != '\\') || memo[o][c] == kSame) {
             cur[d] = cur[d - 1];
-            plain[d] = 1;
+            plain[d] = plain[d - 1];
+            owner[d] = o;
+        } else if (memo[o][c] == kRejected) {
+            i = node.end;
+            continue;
         } else {
             StateSet& st = scratch[d];
             if (!g.advance(*cur[d - 1], c, st)) {
+                memo[o][c] = kRejected;
                 i = node.end;
                 continue;
             }
-            cur[d] = &st;
-            plain[d] = plain_string(st);
+            if (same(st, *cur[d - 1])) {
+                memo[o][c] = kSame;
+                cur[d] = cur[d - 1];
+                plain[d] = plain[d - 1];
+                owner[d] = o;
+            } else {
+                memo[o][c] = kChanged;
+                cur[d] = &st;
+                plain[d] = plain_string(st);
+                owner[d] = static_cast<uint32_t>(d);
+                memo[d].fill(kUnknown);
+            }
         }
         for (uint32_t t = node.tok_begin; t < node.tok_end; ++t) {
             const auto id = static_cast<size_t>(trie.tokens[t]);

@@ -199,6 +199,7 @@ struct Grammar {
     bool seq_step(State& s, uint8_t c) const;
     bool start_rule(State& s, uint16_t rule, uint8_t c) const;
     bool seq_can_finish(const Frame& f, bool child_pending) const;
+    void count_repetition(Frame& f) const;
     bool pattern_step(State& s, uint8_t c) const;
     bool key_possible(const Frame& f) const;
     void child_done(State& s) const;
