@@ -196,6 +196,9 @@ struct Grammar {
     bool str_step(State& s, uint8_t c) const;
     bool obj_step(State& s, uint8_t c) const;
     bool arr_step(State& s, uint8_t c) const;
+    /// One state inside a JSON string without limits or pattern, where a printable ASCII
+    /// byte other than '"' and '\\' leaves the state as it is (the mask walk's fast path).
+    bool plain_string(const StateSet& set) const;
     bool seq_step(State& s, uint8_t c) const;
     bool start_rule(State& s, uint16_t rule, uint8_t c) const;
     bool seq_can_finish(const Frame& f, bool child_pending) const;

@@ -300,7 +300,7 @@ TEST_CASE("schema: items, prefixItems, minItems, maxItems", "[constraint][schema
     CHECK_FALSE(plain.accepts("[1,2,3]"));
 }
 
-TEST_CASE("schema: additionalProperties as a schema; required in any order", "[constraint][schema]") {
+TEST_CASE("schema: additionalProperties as a schema, required in any order", "[constraint][schema]") {
     Schema s(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],
                  "additionalProperties":{"type":"string"}})");
     CHECK(s.accepts(R"({"b":2,"a":1})"));
