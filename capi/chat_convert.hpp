@@ -5,12 +5,14 @@
 #pragma once
 
 #include <genie/chat.hpp>
+#include <genie/constraint.hpp>
 #include <genie/error.hpp>
 #include <genie/genie.h>
 #include <genie/sampler.hpp>
 #include <genie/session.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -21,6 +23,18 @@
 #include <vector>
 
 namespace genie::capi {
+
+/// Frees `n` tool calls of a genie_chat_result and the array (NULL is a no-op).
+inline void free_tool_calls(genie_tool_call* calls, size_t n) noexcept {
+    if (!calls) return;
+    for (size_t i = 0; i < n; ++i) {
+        std::free(calls[i].id);
+        std::free(calls[i].name);
+        std::free(calls[i].arguments);
+        std::free(calls[i].error);
+    }
+    std::free(calls);
+}
 
 // ---- defined in genie_c.cpp (they own the thread-local message and the log sink) -------
 /// Records "function: message" as the calling thread's last error, logs it, returns status.
@@ -117,10 +131,37 @@ struct ChatCall {
     genie::ChatOptions options;  // constraint not set: the caller builds it for its tokenizer
     genie::SamplerOptions sampler;
     genie_response_format response_format = GENIE_RESPONSE_FORMAT_NONE;
-    std::string schema;  // GENIE_RESPONSE_FORMAT_JSON_SCHEMA (non-empty then)
+    std::string schema;   // GENIE_RESPONSE_FORMAT_JSON_SCHEMA (non-empty then), or a forced tool call's
+    std::string grammar;  // GENIE_RESPONSE_FORMAT_GRAMMAR (non-empty then)
+    genie::JsonConstraintOptions constraint_options;
+    bool parse_tools = true;  // false for GENIE_TOOL_CHOICE_NONE
     uint32_t idle_timeout_ms = 0;
     uint32_t deadline_ms = 0;
+
+    /// The constraint cache key (kind + text); "" when unconstrained.
+    std::string constraint_key() const {
+        switch (response_format) {
+            case GENIE_RESPONSE_FORMAT_JSON_OBJECT: return "o:";
+            case GENIE_RESPONSE_FORMAT_JSON_SCHEMA:
+                return (constraint_options.max_whitespace == 1 ? "t:" : "s:") + schema;
+            case GENIE_RESPONSE_FORMAT_GRAMMAR: return "g:" + grammar;
+            default: return "";
+        }
+    }
+    /// Builds the constraint of the call for `tokenizer` (nullptr when unconstrained).
+    std::shared_ptr<const genie::JsonConstraint> build_constraint(const genie::Tokenizer& tokenizer) const {
+        switch (response_format) {
+            case GENIE_RESPONSE_FORMAT_JSON_OBJECT: return genie::JsonConstraint::any_object(tokenizer, constraint_options);
+            case GENIE_RESPONSE_FORMAT_JSON_SCHEMA:
+                return genie::JsonConstraint::from_schema(schema, tokenizer, constraint_options);
+            case GENIE_RESPONSE_FORMAT_GRAMMAR: return genie::JsonConstraint::from_grammar(grammar, tokenizer, constraint_options);
+            default: return nullptr;
+        }
+    }
 };
+
+/// Optional message text of genie_chat_turn_extra (NULL = absent).
+inline std::string optional_text(const char* text) { return text ? std::string(text) : std::string(); }
 
 inline ChatCall convert_chat_request(const genie_chat_request* request) {
     if (!request) invalid_arg("request must not be NULL");
@@ -136,6 +177,12 @@ inline ChatCall convert_chat_request(const genie_chat_request* request) {
         genie::ChatMessage message;
         message.role = m.role;
         message.content = std::string(text_argument(m.content, m.content_len, where + ".content"));
+        if (rq.version >= 2 && rq.message_extras) {
+            const genie_chat_turn_extra& x = rq.message_extras[i];
+            message.tool_calls_json = optional_text(x.tool_calls_json);
+            message.tool_call_id = optional_text(x.tool_call_id);
+            message.name = optional_text(x.name);
+        }
         call.messages.push_back(std::move(message));
     }
     if (rq.max_tokens < 0) invalid_arg("request->max_tokens must be >= 0");
@@ -168,10 +215,42 @@ inline ChatCall convert_chat_request(const genie_chat_request* request) {
         case GENIE_RESPONSE_FORMAT_JSON_SCHEMA:
             if (call.schema.empty()) invalid_arg("request->json_schema is empty but response_format is JSON_SCHEMA");
             break;
+        case GENIE_RESPONSE_FORMAT_GRAMMAR: break;  // checked below (version 2)
         default:
             invalid_arg("request->response_format: unknown value " + std::to_string(response_format));
     }
+    if (response_format == GENIE_RESPONSE_FORMAT_GRAMMAR) {
+        if (rq.version < 2) invalid_arg("request->response_format: GRAMMAR needs request version 2");
+        call.grammar = std::string(text_argument(rq.grammar, rq.grammar_len, "request->grammar"));
+        if (call.grammar.empty()) invalid_arg("request->grammar is empty but response_format is GRAMMAR");
+    }
     call.response_format = static_cast<genie_response_format>(response_format);  // validated above
+    if (rq.version >= 2) {
+        if (rq.parallel_tool_calls < -1 || rq.parallel_tool_calls > 1)
+            invalid_arg("request->parallel_tool_calls must be -1, 0 or 1, not " + std::to_string(rq.parallel_tool_calls));
+        call.options.parallel_tool_calls = rq.parallel_tool_calls != 0;
+        const int choice = enum_field(rq.tool_choice);
+        switch (choice) {
+            case GENIE_TOOL_CHOICE_AUTO: break;
+            case GENIE_TOOL_CHOICE_NONE: call.parse_tools = false; break;
+            case GENIE_TOOL_CHOICE_REQUIRED:
+            case GENIE_TOOL_CHOICE_FUNCTION: {
+                if (call.options.tools_json.empty()) invalid_arg("request->tool_choice asks for a tool call but tools_json is empty");
+                if (choice == GENIE_TOOL_CHOICE_FUNCTION && (!rq.tool_choice_function || !*rq.tool_choice_function))
+                    invalid_arg("request->tool_choice_function is required with GENIE_TOOL_CHOICE_FUNCTION");
+                if (response_format != GENIE_RESPONSE_FORMAT_NONE)
+                    invalid_arg("request->response_format and a forced tool_choice cannot both constrain the answer");
+                call.schema = genie::tool_call_schema(
+                    call.options.tools_json, choice == GENIE_TOOL_CHOICE_FUNCTION ? rq.tool_choice_function : "",
+                    rq.parallel_tool_calls == 1);
+                call.constraint_options = genie::tool_call_constraint_options();
+                call.response_format = GENIE_RESPONSE_FORMAT_JSON_SCHEMA;
+                if (enum_field(rq.think) == GENIE_THINK_DEFAULT) call.options.enable_thinking = false;
+                break;
+            }
+            default: invalid_arg("request->tool_choice: unknown value " + std::to_string(choice));
+        }
+    }
     call.idle_timeout_ms = rq.idle_timeout_ms;
     call.deadline_ms = rq.deadline_ms;
     return call;
@@ -223,6 +302,31 @@ private:
     Clock::time_point last_;
 };
 
+/// Bytes of a genie_chat_result of `version` (version 1 ends after total_ms).
+inline size_t chat_result_size(unsigned int version) {
+    return version >= 2 ? sizeof(genie_chat_result) : offsetof(genie_chat_result, tool_calls);
+}
+
+/// A malloc'ed array of genie_tool_call (NULL when `calls` is empty); ids "call_<i>" where
+/// the model gave none.
+inline genie_tool_call* tool_calls_to_c(const std::vector<genie::ToolCall>& calls) {
+    if (calls.empty()) return nullptr;
+    auto* out = static_cast<genie_tool_call*>(std::calloc(calls.size(), sizeof(genie_tool_call)));
+    if (!out) throw std::bad_alloc();
+    try {
+        for (size_t i = 0; i < calls.size(); ++i) {
+            out[i].id = malloc_string(calls[i].id.empty() ? "call_" + std::to_string(i) : calls[i].id);
+            out[i].name = malloc_string(calls[i].name);
+            out[i].arguments = malloc_string(calls[i].arguments_json);
+            out[i].error = calls[i].error.empty() ? nullptr : malloc_string(calls[i].error);
+        }
+    } catch (...) {
+        free_tool_calls(out, calls.size());
+        throw;
+    }
+    return out;
+}
+
 /// Checks out->version, frees what it held and marks it failed until filled.
 inline void begin_chat_result(genie_chat_result* out) {
     if (!out) return;
@@ -233,20 +337,28 @@ inline void begin_chat_result(genie_chat_result* out) {
 
 /// Fills *out (prepared by begin_chat_result; may be NULL) from a finished chat.
 inline void fill_chat_result(genie_chat_result* out, const genie::ChatResult& chat, ChatStream::Ended ended,
-                             ChatStream::Clock::time_point start) {
+                             ChatStream::Clock::time_point start, bool parse_tools) {
     if (!out) return;
     const genie::GenerateResult& g = chat.generation;
     genie_chat_result r = GENIE_CHAT_RESULT_INIT;
     r.version = out->version;
+    static const std::vector<genie::ToolCall> none;
+    const auto& calls = parse_tools ? chat.tool_calls : none;
+    const auto& rejected = parse_tools ? chat.rejected_tool_calls : none;
     try {
         r.text = malloc_string(g.text);
         r.text_len = g.text.size();
         r.reasoning = malloc_string(g.reasoning);
         r.reasoning_len = g.reasoning.size();
-        r.n_tool_calls = chat.tool_calls.size();
-        if (!chat.tool_calls.empty()) {
-            r.tool_name = malloc_string(chat.tool_calls.front().name);
-            r.tool_arguments = malloc_string(chat.tool_calls.front().arguments_json);
+        r.n_tool_calls = calls.size();
+        if (!calls.empty()) {
+            r.tool_name = malloc_string(calls.front().name);
+            r.tool_arguments = malloc_string(calls.front().arguments_json);
+        }
+        if (out->version >= 2) {
+            r.tool_calls = tool_calls_to_c(calls);
+            r.rejected_tool_calls = tool_calls_to_c(rejected);
+            r.n_rejected_tool_calls = rejected.size();
         }
     } catch (...) {
         genie_chat_result_clear(&r);
@@ -264,7 +376,7 @@ inline void fill_chat_result(genie_chat_result* out, const genie::ChatResult& ch
     r.decode_ms = g.timings.decode_ms;
     r.decode_tokens_per_s = g.timings.decode_tokens_per_s;
     r.total_ms = std::chrono::duration<double, std::milli>(ChatStream::Clock::now() - start).count();
-    *out = r;
+    std::memcpy(out, &r, chat_result_size(out->version));  // a version-1 caller's struct is shorter
 }
 
 }  // namespace genie::capi

@@ -641,7 +641,10 @@ genie_status genie_chat_request_init(genie_chat_request* req, unsigned int versi
     return guarded(__func__, [&] {
         require_out(req, "req");
         check_version(version, GENIE_CHAT_REQUEST_VERSION, "genie_chat_request");
-        *req = genie_chat_request GENIE_CHAT_REQUEST_INIT;
+        const genie_chat_request defaults = GENIE_CHAT_REQUEST_INIT;
+        // Write only the fields of `version`: an older caller's struct is shorter.
+        std::memcpy(req, &defaults, version >= 2 ? sizeof *req : offsetof(genie_chat_request, message_extras));
+        req->version = version;
     });
 }
 
@@ -652,7 +655,12 @@ void genie_chat_result_clear(genie_chat_result* result) {
     std::free(result->tool_name);
     std::free(result->tool_arguments);
     const unsigned int version = result->version;
-    *result = genie_chat_result GENIE_CHAT_RESULT_INIT;
+    if (version >= 2) {
+        genie::capi::free_tool_calls(result->tool_calls, result->n_tool_calls);
+        genie::capi::free_tool_calls(result->rejected_tool_calls, result->n_rejected_tool_calls);
+    }
+    const genie_chat_result empty = GENIE_CHAT_RESULT_INIT;
+    std::memcpy(result, &empty, genie::capi::chat_result_size(version));  // a version-1 struct is shorter
     result->version = version;
 }
 
@@ -670,25 +678,24 @@ genie_status genie_session_chat(genie_session* session, const genie_chat_request
 
         BusyGuard guard;
         guard.acquire(session->busy, "the session");
-        const genie::Tokenizer& tok = session->session.model().tokenizer();
-        switch (call.response_format) {
-            case GENIE_RESPONSE_FORMAT_JSON_OBJECT:
-                if (!session->any_object) session->any_object = genie::JsonConstraint::any_object(tok);
-                call.options.generate.constraint = session->any_object;
-                break;
-            case GENIE_RESPONSE_FORMAT_JSON_SCHEMA:
-                if (!session->schema || session->schema_text != call.schema) {
-                    session->schema.reset();
-                    session->schema = genie::JsonConstraint::from_schema(call.schema, tok);  // InvalidArgument if bad
-                    session->schema_text = call.schema;
-                }
-                call.options.generate.constraint = session->schema;
-                break;
-            default: break;
+        const std::string key = call.constraint_key();
+        if (key.empty()) {
+            call.options.generate.constraint = nullptr;
+        } else if (key == "o:") {
+            if (!session->any_object) session->any_object = call.build_constraint(session->session.model().tokenizer());
+            call.options.generate.constraint = session->any_object;
+        } else {
+            if (!session->schema || session->schema_text != key) {
+                session->schema.reset();
+                // InvalidArgument for a bad schema or grammar.
+                session->schema = call.build_constraint(session->session.model().tokenizer());
+                session->schema_text = key;
+            }
+            call.options.generate.constraint = session->schema;
         }
         ChatStream stream(callback, user, call, start);
         const genie::ChatResult chat = session->session.chat(call.messages, sampler, call.options, stream.callback());
-        fill_chat_result(out, chat, stream.ended, start);
+        fill_chat_result(out, chat, stream.ended, start, call.parse_tools);
     });
 }
 

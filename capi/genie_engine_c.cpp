@@ -293,12 +293,15 @@ genie_status genie_engine_chat(genie_engine* engine, const genie_engine_chat_opt
         switch (call.response_format) {
             case GENIE_RESPONSE_FORMAT_JSON_OBJECT: rq.response_format = genie::ResponseFormat::JsonObject; break;
             case GENIE_RESPONSE_FORMAT_JSON_SCHEMA: rq.response_format = genie::ResponseFormat::JsonSchema; break;
+            case GENIE_RESPONSE_FORMAT_GRAMMAR: rq.response_format = genie::ResponseFormat::Grammar; break;
             default: rq.response_format = genie::ResponseFormat::Text; break;
         }
         rq.json_schema = call.schema;
+        rq.grammar = call.grammar;
+        rq.constraint_options = call.constraint_options;
         ChatStream stream(callback, user, call, start);
         const genie::EngineChatResult r = e->engine.chat(rq, stream.callback());
-        fill_chat_result(out, r.chat, stream.ended, start);
+        fill_chat_result(out, r.chat, stream.ended, start, call.parse_tools);
     });
 }
 

@@ -2,6 +2,8 @@
 // wrapper types shared between them.
 #pragma once
 
+#include <genie/chat.hpp>
+#include <genie/constraint.hpp>
 #include <genie/error.hpp>
 #include <genie/sampler.hpp>
 #include <genie/session.hpp>
@@ -9,7 +11,9 @@
 #include <pybind11/pybind11.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace genie::python {
 
@@ -23,6 +27,18 @@ void register_model(pybind11::module_& m);
 void register_sampler(pybind11::module_& m);
 /// genie.Session, genie.GenerateResult, genie.Timings, genie.Piece, genie.Stream (session.cpp).
 void register_session(pybind11::module_& m);
+/// genie.Constraint, genie.ToolCall, genie.ChatResult, tool_call_schema, json_matches_schema (chat.cpp).
+void register_chat(pybind11::module_& m);
+
+/// genie.Constraint: a compiled constraint (JSON schema, any object, or GBNF grammar).
+struct PyConstraint {
+    std::shared_ptr<const JsonConstraint> constraint;
+    std::string kind;  // "json_schema", "json_object", "grammar"
+};
+
+/// A list of message dicts ({'role', 'content', 'tool_calls', 'tool_call_id', 'name'}) as
+/// ChatMessages; tool_calls may be a list (dumped as JSON) or a JSON string (chat.cpp).
+std::vector<ChatMessage> messages_from_python(const pybind11::list& messages);
 
 /// Raises the genie.Error subclass of `code` (used by the bindings for their own checks).
 [[noreturn]] void raise_error(ErrorCode code, const std::string& message);

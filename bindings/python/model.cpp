@@ -61,16 +61,7 @@ std::string chat_template_source(const Model& model) {
 }
 
 std::string apply_chat_template(const Model& model, const py::list& messages, bool add_generation_prompt) {
-    std::vector<ChatMessage> list;
-    for (const py::handle item : messages) {
-        const py::dict message = py::cast<py::dict>(item);
-        ChatMessage m;
-        if (!message.contains("role")) raise_error(ErrorCode::InvalidArgument, "every message needs a 'role'");
-        m.role = py::cast<std::string>(message["role"]);
-        if (message.contains("content") && !message["content"].is_none())
-            m.content = py::cast<std::string>(message["content"]);
-        list.push_back(std::move(m));
-    }
+    const std::vector<ChatMessage> list = messages_from_python(messages);
     const std::string source = chat_template_source(model);
     const ChatTemplate tmpl = source.empty() ? ChatTemplate::chatml() : ChatTemplate(source);
     const Tokenizer& tok = model.tokenizer();

@@ -15,4 +15,5 @@ PYBIND11_MODULE(genie, m) {
     genie::python::register_model(m);
     genie::python::register_sampler(m);
     genie::python::register_session(m);
+    genie::python::register_chat(m);
 }

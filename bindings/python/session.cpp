@@ -32,6 +32,9 @@ struct PySession {
     PySession(const Model& model, const SessionOptions& options) : session(model, options) {}
     Session session;
     BusyFlag busy;
+    // chat()'s forced tool-call constraint, kept while the tools stay the same.
+    std::string tool_key;
+    std::shared_ptr<const JsonConstraint> tool_constraint;
 };
 
 const char* finish_name(FinishReason reason) {
@@ -95,7 +98,8 @@ struct Request {
 
     Request(const py::object& prompt_object, const py::object& sampler_object, const SamplingArgs& sampling,
             int32_t max_tokens, bool stop_on_eog, bool add_special, bool parse_special,
-            const std::vector<std::string>& stop) {
+            const std::vector<std::string>& stop, const py::object& constraint = py::none()) {
+        if (!constraint.is_none()) options.constraint = py::cast<PyConstraint&>(constraint).constraint;
         if (py::isinstance<py::str>(prompt_object))
             prompt = py::cast<std::string>(prompt_object);
         else
@@ -127,27 +131,31 @@ struct Request {
     }
 };
 
+/// The PieceCallback of a Python callback (none when it is None); an exception it raises
+/// stops the generation and lands in `error`.
+PieceCallback python_piece_callback(const py::object& callback, std::exception_ptr& error) {
+    if (callback.is_none()) return {};
+    return [&callback, &error](const Piece& piece) {
+        py::gil_scoped_acquire acquire;
+        try {
+            const py::object keep_going = callback(piece);
+            // Only an explicit False stops; None (no return statement) continues.
+            return !(py::isinstance<py::bool_>(keep_going) && !py::cast<bool>(keep_going));
+        } catch (...) {
+            error = std::current_exception();
+            return false;
+        }
+    };
+}
+
 GenerateResult generate(PySession& self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
                         const SamplingArgs& sampling, bool stop_on_eog, bool add_special, bool parse_special,
-                        const std::vector<std::string>& stop, const py::object& callback) {
-    Request request(prompt, sampler, sampling, max_tokens, stop_on_eog, add_special, parse_special, stop);
+                        const std::vector<std::string>& stop, const py::object& constraint, const py::object& callback) {
+    Request request(prompt, sampler, sampling, max_tokens, stop_on_eog, add_special, parse_special, stop, constraint);
     BusyScope session_busy(self.busy, "the session");
     BusyScope sampler_busy(request.sampler->busy, "the sampler");
     std::exception_ptr callback_error;
-    PieceCallback on_piece;
-    if (!callback.is_none()) {
-        on_piece = [&](const Piece& piece) {
-            py::gil_scoped_acquire acquire;
-            try {
-                const py::object keep_going = callback(piece);
-                // Only an explicit False stops; None (no return statement) continues.
-                return !(py::isinstance<py::bool_>(keep_going) && !py::cast<bool>(keep_going));
-            } catch (...) {
-                callback_error = std::current_exception();
-                return false;
-            }
-        };
-    }
+    const PieceCallback on_piece = python_piece_callback(callback, callback_error);
     GenerateResult result;
     {
         py::gil_scoped_release release;
@@ -277,7 +285,7 @@ private:
         py::arg("penalty_last_n") = py::none(), py::arg("repeat_penalty") = py::none(),                      \
         py::arg("frequency_penalty") = py::none(), py::arg("presence_penalty") = py::none(),                 \
         py::arg("stop_on_eog") = true, py::arg("add_special") = true, py::arg("parse_special") = true,        \
-        py::arg("stop") = std::vector<std::string>{}
+        py::arg("stop") = std::vector<std::string>{}, py::arg("constraint") = py::none()
 
 SamplingArgs sampling_args(std::optional<float> temperature, std::optional<int32_t> top_k, std::optional<float> top_p,
                            std::optional<float> min_p, std::optional<uint32_t> seed, std::optional<float> typical_p,
@@ -295,6 +303,89 @@ SamplingArgs sampling_args(std::optional<float> temperature, std::optional<int32
     s.frequency_penalty = frequency_penalty;
     s.presence_penalty = presence_penalty;
     return s;
+}
+
+
+py::dict call_dict(const ToolCall& c, size_t index) {
+    py::dict d;
+    d["id"] = c.id.empty() ? "call_" + std::to_string(index) : c.id;
+    d["name"] = c.name;
+    d["arguments"] = c.arguments_json;
+    if (!c.error.empty()) d["error"] = c.error;
+    return d;
+}
+
+/// Session.chat: renders the messages, generates the answer, returns a dict with every
+/// tool call. A forced tool_choice builds the tool-call constraint (cached per session).
+py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, const py::object& sampler,
+              const SamplingArgs& sampling, const std::vector<std::string>& stop, const py::object& tools,
+              const py::object& tool_choice, std::optional<bool> parallel_tool_calls, const py::object& constraint,
+              std::optional<bool> think, const py::object& callback) {
+    const std::vector<ChatMessage> list = messages_from_python(messages);
+    Request request(py::str(""), sampler, sampling, max_tokens, true, true, true, stop, constraint);
+    ChatOptions options;
+    options.generate = request.options;
+    options.enable_thinking = think;
+    options.parallel_tool_calls = parallel_tool_calls.value_or(true);
+    bool parse_tools = true;
+    std::string function;
+    bool forced = false;
+    if (!tools.is_none()) options.tools_json = py::cast<std::string>(py::module_::import("json").attr("dumps")(tools));
+    if (py::isinstance<py::str>(tool_choice)) {
+        const std::string choice = py::cast<std::string>(tool_choice);
+        if (choice == "none") parse_tools = false;
+        else if (choice == "required") forced = true;
+        else if (choice != "auto")
+            raise_error(ErrorCode::InvalidArgument, "tool_choice must be 'auto', 'none', 'required' or "
+                                                    "{'type': 'function', 'function': {'name': ...}}, not '" + choice + "'");
+    } else {
+        const py::dict d = py::cast<py::dict>(tool_choice);
+        if (!d.contains("function")) raise_error(ErrorCode::InvalidArgument, "tool_choice dict needs 'function'");
+        function = py::cast<std::string>(py::cast<py::dict>(d["function"])["name"]);
+        forced = true;
+    }
+    if (forced) {
+        if (options.tools_json.empty()) raise_error(ErrorCode::InvalidArgument, "tool_choice asks for a tool call but tools is empty");
+        if (options.generate.constraint)
+            raise_error(ErrorCode::InvalidArgument, "constraint= and a forced tool_choice cannot both constrain the answer");
+        const std::string schema = tool_call_schema(options.tools_json, function, parallel_tool_calls.value_or(false));
+        if (self.tool_key != schema || !self.tool_constraint) {
+            py::gil_scoped_release release;
+            self.tool_constraint = JsonConstraint::from_schema(schema, self.session.model().tokenizer(),
+                                                               tool_call_constraint_options());
+            self.tool_key = schema;
+        }
+        options.generate.constraint = self.tool_constraint;
+    }
+    if (options.generate.constraint && !think) options.enable_thinking = false;
+    BusyScope session_busy(self.busy, "the session");
+    BusyScope sampler_busy(request.sampler->busy, "the sampler");
+    std::exception_ptr callback_error;
+    const PieceCallback on_piece = python_piece_callback(callback, callback_error);
+    ChatResult result;
+    {
+        py::gil_scoped_release release;
+        result = self.session.chat(list, request.sampler->sampler, options, on_piece);
+    }
+    if (callback_error) std::rethrow_exception(callback_error);
+    py::dict out;
+    out["text"] = result.generation.text;
+    out["reasoning"] = result.generation.reasoning;
+    py::list calls, rejected;
+    if (parse_tools) {
+        for (size_t i = 0; i < result.tool_calls.size(); ++i) calls.append(call_dict(result.tool_calls[i], i));
+        for (size_t i = 0; i < result.rejected_tool_calls.size(); ++i)
+            rejected.append(call_dict(result.rejected_tool_calls[i], i));
+    }
+    out["tool_calls"] = calls;
+    out["rejected_tool_calls"] = rejected;
+    out["finish_reason"] = parse_tools && !result.tool_calls.empty() && result.generation.finish_reason == FinishReason::Stop
+                               ? "tool_calls"
+                               : finish_name(result.generation.finish_reason);
+    out["prompt_tokens"] = result.generation.prompt_tokens;
+    out["completion_tokens"] = result.generation.completion_tokens;
+    out["generation"] = result.generation;
+    return out;
 }
 
 }  // namespace
@@ -363,11 +454,11 @@ void register_session(py::module_& m) {
                std::optional<int32_t> penalty_last_n, std::optional<float> repeat_penalty,
                std::optional<float> frequency_penalty, std::optional<float> presence_penalty, bool stop_on_eog,
                bool add_special, bool parse_special, const std::vector<std::string>& stop,
-               const py::object& callback) {
+               const py::object& constraint, const py::object& callback) {
                 return generate(self, prompt, max_tokens, sampler,
                                 sampling_args(temperature, top_k, top_p, min_p, seed, typical_p, penalty_last_n,
                                               repeat_penalty, frequency_penalty, presence_penalty),
-                                stop_on_eog, add_special, parse_special, stop, callback);
+                                stop_on_eog, add_special, parse_special, stop, constraint, callback);
             },
             GENIE_GENERATE_ARGS, py::arg("callback") = py::none(),
             "Generates after `prompt` (str, or a list of token ids). Sampling: pass sampler=genie.Sampler(...) "
@@ -380,17 +471,41 @@ void register_session(py::module_& m) {
                std::optional<float> min_p, std::optional<uint32_t> seed, std::optional<float> typical_p,
                std::optional<int32_t> penalty_last_n, std::optional<float> repeat_penalty,
                std::optional<float> frequency_penalty, std::optional<float> presence_penalty, bool stop_on_eog,
-               bool add_special, bool parse_special, const std::vector<std::string>& stop) {
+               bool add_special, bool parse_special, const std::vector<std::string>& stop,
+               const py::object& constraint) {
                 auto request = std::make_unique<Request>(
                     prompt, sampler,
                     sampling_args(temperature, top_k, top_p, min_p, seed, typical_p, penalty_last_n, repeat_penalty,
                                   frequency_penalty, presence_penalty),
-                    max_tokens, stop_on_eog, add_special, parse_special, stop);
+                    max_tokens, stop_on_eog, add_special, parse_special, stop, constraint);
                 return std::make_unique<Stream>(std::move(self), std::move(request));
             },
             GENIE_GENERATE_ARGS,
             "Like generate, but returns a genie.Stream: `for piece in session.stream(...)` yields genie.Piece "
             "objects as they are produced; stream.result holds the GenerateResult afterwards.")
+        .def(
+            "chat",
+            [](PySession& self, const py::list& messages, int32_t max_tokens, const py::object& sampler,
+               std::optional<float> temperature, std::optional<int32_t> top_k, std::optional<float> top_p,
+               std::optional<float> min_p, std::optional<uint32_t> seed, const std::vector<std::string>& stop,
+               const py::object& tools, const py::object& tool_choice, std::optional<bool> parallel_tool_calls,
+               const py::object& constraint, std::optional<bool> think, const py::object& callback) {
+                return chat(self, messages, max_tokens, sampler,
+                            sampling_args(temperature, top_k, top_p, min_p, seed, {}, {}, {}, {}, {}), stop, tools,
+                            tool_choice, parallel_tool_calls, constraint, think, callback);
+            },
+            py::arg("messages"), py::kw_only(), py::arg("max_tokens") = 256, py::arg("sampler") = py::none(),
+            py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
+            py::arg("min_p") = py::none(), py::arg("seed") = py::none(), py::arg("stop") = std::vector<std::string>{},
+            py::arg("tools") = py::none(), py::arg("tool_choice") = "auto", py::arg("parallel_tool_calls") = py::none(),
+            py::arg("constraint") = py::none(), py::arg("think") = py::none(), py::arg("callback") = py::none(),
+            "Renders `messages` (dicts: role, content, and tool_calls / tool_call_id / name so a tool's result goes "
+            "back into the conversation) with the model's chat template and generates the answer. tools: a list of "
+            "OpenAI tool definitions; tool_choice 'auto' (calls of tools not offered, or with arguments that do not "
+            "follow the tool's schema, are not calls), 'none', 'required' or {'type': 'function', 'function': "
+            "{'name': ...}} (the answer is constrained to such a call). constraint: a genie.Constraint. Returns a "
+            "dict: text, reasoning, tool_calls [{'id', 'name', 'arguments'}], rejected_tool_calls (with 'error'), "
+            "finish_reason ('tool_calls' when there are calls), prompt_tokens, completion_tokens, generation.")
         .def(
             "evaluate",
             [](PySession& self, const std::vector<TokenId>& tokens) {

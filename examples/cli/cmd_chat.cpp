@@ -33,6 +33,7 @@ void usage(std::FILE* out) {
                "  -t, --threads N         CPU threads (default: all)\n"
                "  --think | --no-think    Qwen3 enable_thinking on / off (default: the template's)\n"
                "  --hide-reasoning        do not print reasoning\n"
+               "  --grammar-file PATH     constrain each answer to a GBNF grammar (rule 'root'; thinking off)\n"
                "  --verbose               print timings after each answer (stderr)\n"
                "stdin: one user message per line; /reset clears the conversation, /exit quits\n");
 }
@@ -40,7 +41,7 @@ void usage(std::FILE* out) {
 }  // namespace
 
 int cmd_chat(Args args) {
-    std::string model_path, system;
+    std::string model_path, system, grammar_file;
     bool hide_reasoning = false, verbose = false;
     SamplerOptions sampling;
     sampling.temperature = 0.7f;
@@ -79,6 +80,7 @@ int cmd_chat(Args args) {
         else if (a == "--think") chat.enable_thinking = true;
         else if (a == "--no-think") chat.enable_thinking = false;
         else if (a == "--hide-reasoning") hide_reasoning = true;
+        else if (a == "--grammar-file") grammar_file = value();
         else if (a == "--verbose") verbose = true;
         else {
             fmt::print(stderr, "genie-cli chat: unknown argument '{}'\n", a);
@@ -93,6 +95,10 @@ int cmd_chat(Args args) {
     const bool tty = ::isatty(STDOUT_FILENO) != 0;
     const bool prompt_user = ::isatty(STDIN_FILENO) != 0;
     const Model model = load_with_progress(model_path);
+    if (!grammar_file.empty()) {
+        chat.generate.constraint = grammar_from_file(grammar_file, model.tokenizer());
+        chat.enable_thinking = false;  // the constrained answer is the grammar's text itself
+    }
     Session session(model, session_options);
     Sampler sampler(sampling);
     std::vector<ChatMessage> history;

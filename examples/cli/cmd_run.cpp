@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <string>
 
@@ -28,6 +30,7 @@ void usage(std::FILE* out) {
                "  -t, --threads N      CPU threads (default: all)\n"
                "  --ids                print the generated token ids instead of text\n"
                "  --ignore-eos         do not stop at end-of-generation tokens\n"
+               "  --grammar-file PATH  constrain the output to a GBNF grammar (llama.cpp's format; rule 'root')\n"
                "  --verbose            print timings to stderr\n");
 }
 
@@ -52,8 +55,16 @@ T parse_number(std::string_view flag, std::string_view text) {
 
 }  // namespace
 
+std::shared_ptr<const JsonConstraint> grammar_from_file(const std::string& path, const Tokenizer& tokenizer) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorCode::InvalidArgument, fmt::format("--grammar-file: cannot read '{}'", path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return JsonConstraint::from_grammar(text.str(), tokenizer);
+}
+
 int cmd_run(Args args) {
-    std::string model_path, prompt;
+    std::string model_path, prompt, grammar_file;
     bool have_prompt = false, ids = false, verbose = false;
     SamplerOptions sampling;
     SessionOptions session_options;
@@ -82,6 +93,7 @@ int cmd_run(Args args) {
         else if (a == "-t" || a == "--threads") session_options.threads = parse_number<int32_t>(a, value());
         else if (a == "--ids") ids = true;
         else if (a == "--ignore-eos") gen.stop_on_eog = false;
+        else if (a == "--grammar-file") grammar_file = value();
         else if (a == "--verbose") verbose = true;
         else {
             fmt::print(stderr, "genie-cli run: unknown argument '{}'\n", a);
@@ -96,6 +108,7 @@ int cmd_run(Args args) {
     if (gen.max_tokens < 0) throw Error(ErrorCode::InvalidArgument, "-n must be >= 0");
 
     const Model model = load_with_progress(model_path);
+    if (!grammar_file.empty()) gen.constraint = grammar_from_file(grammar_file, model.tokenizer());
     Session session(model, session_options);
     Sampler sampler(sampling);
     bool first = true;

@@ -239,6 +239,7 @@ void parse_tools(const json& body, ChatRequest& r) {
             wrong_type("tool_choice", "a string or an object");
         }
     }
+    r.parallel_tool_calls = get_bool(body, "parallel_tool_calls", "parallel_tool_calls");
     if ((r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named) && r.tool_names.empty())
         throw RequestError("'tool_choice' asks for a tool call but 'tools' is empty");
     if (r.tool_choice == ToolChoice::Named) {
@@ -322,6 +323,13 @@ ChatRequest parse_chat_request(std::string_view body_text) {
     r.model = get_string(body, "model", "model").value_or("");
     parse_response_format(body, r);
     parse_tools(body, r);
+    if (auto grammar = get_string(body, "grammar", "grammar"); grammar && !grammar->empty()) {
+        if (r.response_format != ResponseFormat::Text)
+            throw RequestError("'grammar' and 'response_format' cannot both constrain the answer");
+        if (!r.tools_json.empty() && (r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named))
+            throw RequestError("'grammar' and a forced 'tool_choice' cannot both constrain the answer");
+        r.grammar = *grammar;
+    }
     parse_thinking(body, r);
     r.conversation_id = parse_conversation_id(body);
     return r;

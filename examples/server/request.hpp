@@ -55,6 +55,11 @@ struct ChatRequest {
     std::vector<std::string> tool_names;
     ToolChoice tool_choice = ToolChoice::Auto;
     std::string tool_choice_name;             ///< for ToolChoice::Named
+    /// More than one call per answer. Unset: an `auto` answer returns all its calls, while a
+    /// forced call (required / named) is one object; true also lets a forced answer be an
+    /// array of calls.
+    std::optional<bool> parallel_tool_calls;
+    std::string grammar;                      ///< a GBNF grammar the answer follows ("" = none)
     std::optional<bool> enable_thinking;      ///< think / chat_template_kwargs.enable_thinking
     std::string extra_template_variables_json;  ///< chat_template_kwargs minus enable_thinking, "" = none
     std::string conversation_id;              ///< "" = none

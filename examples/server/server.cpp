@@ -504,27 +504,16 @@ std::shared_ptr<const JsonConstraint> Server::constraint_for(const ChatRequest& 
     const bool force_tool = !r.tools_json.empty() && (r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named);
     std::string schema;
     if (force_tool) {
-        // tool_choice "required" / a named function: the answer is constrained to a tool call
-        // {"name": ..., "arguments": {...}} (extract_tool_calls reads that shape).
-        const json tools = json::parse(r.tools_json);
-        json names = json::array();
-        json arguments = json{{"type", "object"}};
-        for (const json& t : tools) {
-            const std::string name = t["function"]["name"].get<std::string>();
-            if (r.tool_choice == ToolChoice::Named && name != r.tool_choice_name) continue;
-            names.push_back(name);
-            if (r.tool_choice == ToolChoice::Named && t["function"].contains("parameters") &&
-                t["function"]["parameters"].is_object() && !t["function"]["parameters"].empty())
-                arguments = t["function"]["parameters"];
-        }
-        json s{{"type", "object"},
-               {"properties", json{{"name", json{{"enum", names}}}, {"arguments", arguments}}},
-               {"required", json::array({"name", "arguments"})},
-               {"additionalProperties", false}};
-        schema = s.dump();
-        options.max_string_length = 256;
-        options.close_after_bytes = 1024;
+        // tool_choice "required" / a named function: the answer is a call of an offered tool,
+        // {"name": ..., "arguments": {...}} with that tool's own parameters schema (or, with
+        // parallel_tool_calls, an array of such calls), compact (one optional space per gap).
+        // A parameters schema outside the constraint's keywords is a 400 naming the tool.
+        schema = tool_call_schema(r.tools_json, r.tool_choice == ToolChoice::Named ? r.tool_choice_name : "",
+                                  r.parallel_tool_calls.value_or(false));
+        options = tool_call_constraint_options();
         key = "tool:" + schema;
+    } else if (!r.grammar.empty()) {
+        key = "grammar:" + r.grammar;
     } else if (r.response_format == ResponseFormat::JsonObject) {
         key = "object";
     } else if (r.response_format == ResponseFormat::JsonSchema) {
@@ -538,19 +527,9 @@ std::shared_ptr<const JsonConstraint> Server::constraint_for(const ChatRequest& 
         if (auto it = constraints_.find(key); it != constraints_.end()) return it->second;
     }
     std::shared_ptr<const JsonConstraint> c;
-    if (key == "object") {
-        c = JsonConstraint::any_object(model_->tokenizer(), options);
-    } else {
-        try {
-            c = JsonConstraint::from_schema(schema, model_->tokenizer(), options);
-        } catch (const Error&) {
-            if (!force_tool) throw;
-            // The tool's parameter schema uses keywords the constraint lacks: any object.
-            json s = json::parse(schema);
-            s["properties"]["arguments"] = json{{"type", "object"}};
-            c = JsonConstraint::from_schema(s.dump(), model_->tokenizer(), options);
-        }
-    }
+    if (key == "object") c = JsonConstraint::any_object(model_->tokenizer(), options);
+    else if (!force_tool && !r.grammar.empty()) c = JsonConstraint::from_grammar(r.grammar, model_->tokenizer(), options);
+    else c = JsonConstraint::from_schema(schema, model_->tokenizer(), options);
     std::lock_guard lock(constraint_mu_);
     if (constraints_.size() >= 32) constraints_.clear();
     constraints_[key] = c;
@@ -736,6 +715,7 @@ void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
     co.extra_variables_json = r.extra_template_variables_json;
     ctx->parse_tools = !r.tools_json.empty() && r.tool_choice != ToolChoice::None;
     if (ctx->parse_tools) co.tools_json = r.tools_json;
+    co.parallel_tool_calls = r.parallel_tool_calls.value_or(true);
     try {
         co.generate.constraint = constraint_for(r);
     } catch (const Error& e) {

@@ -5,6 +5,7 @@
 // See docs/chat.md for the supported Jinja subset and the known differences from jinja2.
 #pragma once
 
+#include <genie/constraint.hpp>
 #include <genie/export.h>
 
 #include <cstddef>
@@ -119,6 +120,8 @@ struct ToolCall {
     std::string name;            ///< the tool (function) name
     std::string arguments_json;  ///< its arguments as JSON text ("{}" when none were given)
     std::string id;              ///< the call id when the output gave one, else ""
+    /// Why the call was not accepted (ChatResult::rejected_tool_calls only), else "".
+    std::string error;
 };
 
 /// Finds the tool calls in model output, in the forms assistants see: Qwen's / Hermes'
@@ -128,5 +131,30 @@ struct ToolCall {
 /// "parameters": ...}`. Returns an empty vector when there is none (text that is not a
 /// tool call is never an error). Thread-safe.
 GENIE_API std::vector<ToolCall> extract_tool_calls(std::string_view text);
+
+/// The JSON schema a forced tool call follows (tool_choice "required" or a named function):
+/// `{"name": <const>, "arguments": <that tool's parameters schema>}` for each offered tool
+/// in `tools_json` (OpenAI shape: `[{"type": "function", "function": {"name",
+/// "parameters"}}]`), as an anyOf over the tools, or only `function_name` when not empty.
+/// With `parallel`, a non-empty array of such calls is accepted too. A tool's `$ref`s are
+/// rewritten to where its parameters sit in the result. Throws genie::Error
+/// InvalidArgument naming the tool for bad tools JSON, an unknown function_name, or a
+/// parameters schema outside the constraint's keywords ("tool 'x' parameters: JSON
+/// schema: #/properties/y/not: unsupported keyword 'not'").
+GENIE_API std::string tool_call_schema(std::string_view tools_json, std::string_view function_name = {},
+                                       bool parallel = true);
+
+/// The constraint options a forced tool call is built with (from tool_call_schema): compact
+/// JSON (at most one whitespace byte per gap), strings without a maxLength capped at 256
+/// characters, and a 1024-byte budget after which the constraint steers to the end of the
+/// call, so a call always finishes.
+GENIE_API JsonConstraintOptions tool_call_constraint_options();
+
+/// Keeps in `calls` those that name a tool offered in `tools_json` and whose arguments
+/// follow its parameters schema (json_matches_schema); with `parallel` false only the
+/// first such call. Returns the others, each with ToolCall::error set. A tool whose
+/// parameters schema the constraint cannot read accepts any arguments object.
+GENIE_API std::vector<ToolCall> check_tool_calls(std::vector<ToolCall>& calls, std::string_view tools_json,
+                                                 bool parallel = true);
 
 }  // namespace genie

@@ -1,5 +1,6 @@
 // libgenie: constrained output. A JSON value (any object, or one that follows a JSON
-// schema) enforced token by token while a Session generates.
+// schema) or a text that a GBNF grammar accepts, enforced token by token while a Session
+// generates.
 #pragma once
 
 #include <genie/export.h>
@@ -41,20 +42,25 @@ struct JsonConstraintOptions {
     size_t mask_cache_entries = 512;
 };
 
-/// A compiled JSON constraint bound to one vocabulary: the set of byte strings it
-/// accepts, and a byte trie over every token's text used to compute which tokens may
-/// come next. Immutable after construction and thread-safe (the mask cache is locked);
-/// share it between generations with std::shared_ptr.
+/// A compiled constraint bound to one vocabulary: the set of byte strings it accepts (a
+/// JSON value, or the language of a GBNF grammar), and a byte trie over every token's
+/// text used to compute which tokens may come next. Immutable after construction and
+/// thread-safe (the mask cache is locked); share it between generations with
+/// std::shared_ptr. (`genie::Constraint` names the same class.)
 ///
-/// Schema subset (draft 2020-12 keywords): `type` (a name or a list of names: object,
-/// array, string, number, integer, boolean, null), `enum`, `const`, `properties`,
-/// `required`, `additionalProperties` (true, false or a schema; true when absent),
-/// `items` (a schema), `minItems`, `maxItems`, `minLength`, `maxLength`. Annotations
-/// (`title`, `description`, `$schema`, `$id`, `$comment`, `default`, `examples`,
-/// `format`) are ignored; `format` is not enforced. Any other keyword (`$ref`, `anyOf`,
-/// `pattern`, `minimum` ...) is rejected with genie::Error InvalidArgument, as is a
-/// schema no value can satisfy (e.g. a required property that additionalProperties
-/// false forbids, minItems > maxItems, an empty enum).
+/// Schema keywords (draft 2020-12, docs/constraints.md has the details): `type` (a name
+/// or a list: object, array, string, number, integer, boolean, null), `enum`, `const`
+/// (any JSON value), `properties`, `required`, `additionalProperties` (true, false or a
+/// schema), `items`, `prefixItems` (and the older tuple `items` / `additionalItems`),
+/// `minItems`, `maxItems`, `minLength`, `maxLength`, `pattern`, `format` (date, time,
+/// date-time, uuid enforced; others are annotations), `minimum`, `maximum`,
+/// `exclusiveMinimum`, `exclusiveMaximum`, `anyOf`, `oneOf` (read as anyOf), `allOf`,
+/// `$ref` to `#...` (`$defs`, `definitions`; recursive references allowed). Annotations
+/// (`title`, `description`, `$schema`, `$id`, `$comment`, `default`, `examples` ...) are
+/// ignored. Any other keyword (`not`, `if`, `multipleOf`, `uniqueItems` ...) is rejected
+/// with genie::Error InvalidArgument naming its path ("#/properties/x/not"), as is a
+/// schema no value can satisfy (e.g. a required property that additionalProperties false
+/// forbids, minItems > maxItems, an empty enum, bounds with no number between them).
 ///
 /// What the output looks like: property keys are written exactly as in the schema
 /// (JSON-escaped as nlohmann::json::dump does); properties may come in any order, each at
@@ -76,6 +82,15 @@ public:
     /// keyword 'minimum'".
     static std::shared_ptr<const JsonConstraint> from_schema(std::string_view schema_json, const Tokenizer& tokenizer,
                                                              const JsonConstraintOptions& options = {});
+    /// A text that the GBNF grammar `gbnf` (llama.cpp's format: `name ::= ...` rules,
+    /// alternatives `|`, groups, `* + ?`, `{m}` `{m,}` `{m,n}`, string literals, character
+    /// classes with ranges and negation, `.`, escapes, `#` comments) derives from the rule
+    /// `root_rule`. Throws genie::Error InvalidArgument with the line and column of a syntax
+    /// error, or naming an undefined, left-recursive or unproductive rule. Of `options`
+    /// only mask_cache_entries applies (whitespace is what the grammar says).
+    static std::shared_ptr<const JsonConstraint> from_grammar(std::string_view gbnf, const Tokenizer& tokenizer,
+                                                              const JsonConstraintOptions& options = {},
+                                                              std::string_view root_rule = "root");
 
     ~JsonConstraint();
     JsonConstraint(const JsonConstraint&) = delete;
@@ -137,5 +152,16 @@ private:
     struct State;
     std::unique_ptr<State> state_;
 };
+
+/// The constraint of any kind (JSON or GBNF); the name JsonConstraint is kept for callers.
+using Constraint = JsonConstraint;
+/// The state of one generation under a Constraint.
+using ConstraintMatcher = JsonMatcher;
+
+/// True when `json_text` is a JSON value that follows `schema_json` (the same compiler and
+/// automaton as JsonConstraint::from_schema, with no tokenizer: for validating tool-call
+/// arguments and the like). Whitespace between JSON tokens is free. Throws genie::Error
+/// InvalidArgument when the schema is not supported.
+GENIE_API bool json_matches_schema(std::string_view schema_json, std::string_view json_text);
 
 }  // namespace genie

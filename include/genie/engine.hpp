@@ -69,6 +69,7 @@ enum class ResponseFormat {
     Text,        ///< free text
     JsonObject,  ///< any JSON object
     JsonSchema,  ///< a JSON value following EngineChatRequest::json_schema (docs/constraints.md)
+    Grammar,     ///< text the GBNF grammar EngineChatRequest::grammar derives (rule "root")
 };
 
 /// One chat request to the engine.
@@ -87,6 +88,9 @@ struct EngineChatRequest {
     SamplerOptions sampler;    ///< a fresh sampler is made from these for the request
     ResponseFormat response_format = ResponseFormat::Text;
     std::string json_schema;   ///< for ResponseFormat::JsonSchema
+    std::string grammar;       ///< for ResponseFormat::Grammar
+    /// Options of the JsonSchema / JsonObject constraint (e.g. tool_call_constraint_options()).
+    JsonConstraintOptions constraint_options;
 };
 
 /// The outcome of Engine::chat.

@@ -399,9 +399,42 @@ typedef struct genie_chat_turn {
 typedef enum genie_response_format {
     GENIE_RESPONSE_FORMAT_NONE = 0,        /* free text */
     GENIE_RESPONSE_FORMAT_JSON_OBJECT = 1, /* any JSON object (genie::JsonConstraint::any_object) */
-    GENIE_RESPONSE_FORMAT_JSON_SCHEMA = 2  /* a JSON value following json_schema
+    GENIE_RESPONSE_FORMAT_JSON_SCHEMA = 2, /* a JSON value following json_schema
                                               (genie::JsonConstraint::from_schema; docs/constraints.md) */
+    GENIE_RESPONSE_FORMAT_GRAMMAR = 3      /* text the GBNF grammar `grammar` derives from its rule
+                                              "root" (genie::JsonConstraint::from_grammar; request
+                                              version 2) */
 } genie_response_format;
+
+/* Whether the answer must be a tool call (request version 2). */
+typedef enum genie_tool_choice {
+    GENIE_TOOL_CHOICE_AUTO = 0,     /* the model decides; calls of tools that were not offered, or
+                                       with arguments that do not follow the tool's schema, are not
+                                       calls (the text stays the answer's content) */
+    GENIE_TOOL_CHOICE_NONE = 1,     /* no tool calls are parsed from the answer */
+    GENIE_TOOL_CHOICE_REQUIRED = 2, /* the answer is constrained to a call of one of the tools, each
+                                       with its own parameters schema (genie::tool_call_schema) */
+    GENIE_TOOL_CHOICE_FUNCTION = 3  /* the answer is constrained to a call of tool_choice_function */
+} genie_tool_choice;
+
+/* The fields of a message beyond role and content (request version 2), in an array
+ * parallel to genie_chat_request::messages, so that tool calls and their results can go
+ * back into the conversation. Every field may be NULL (= absent). */
+typedef struct genie_chat_turn_extra {
+    const char *tool_calls_json; /* an assistant message: the calls it made, a JSON array in the
+                                    OpenAI shape ([{"id", "type": "function", "function": {"name",
+                                    "arguments"}}]); NUL-terminated */
+    const char *tool_call_id;    /* a "tool" message: the id of the call it answers */
+    const char *name;            /* the tool's (or participant's) name */
+} genie_chat_turn_extra;
+
+/* One tool call of a genie_chat_result (version 2). Owned by the result. */
+typedef struct genie_tool_call {
+    char *id;        /* the id the model gave, else "call_<index>"; NUL-terminated */
+    char *name;      /* the tool's name */
+    char *arguments; /* its arguments as JSON text ("{}" when none) */
+    char *error;     /* rejected calls: why they are not calls; NULL for accepted ones */
+} genie_tool_call;
 
 /* Qwen3-style thinking switch (the template's `enable_thinking`). */
 typedef enum genie_think {
@@ -410,10 +443,12 @@ typedef enum genie_think {
     GENIE_THINK_OFF = 2
 } genie_think;
 
-#define GENIE_CHAT_REQUEST_VERSION 1
+#define GENIE_CHAT_REQUEST_VERSION 2
 /* A genie_session_chat request. Set it with GENIE_CHAT_REQUEST_INIT or
  * genie_chat_request_init(&req, GENIE_CHAT_REQUEST_VERSION), then fill in the messages.
- * Everything it points to is read during the call only. */
+ * Everything it points to is read during the call only. Version 1 ends after
+ * tools_json_len (a caller built against it keeps working: the library reads no field past
+ * the version it was given). */
 typedef struct genie_chat_request {
     unsigned int version;             /* GENIE_CHAT_REQUEST_VERSION */
     const genie_chat_turn *messages;  /* n_messages messages (at least one) */
@@ -441,10 +476,22 @@ typedef struct genie_chat_request {
      * reported in genie_chat_result. */
     const char *tools_json;
     size_t tools_json_len;
+    /* Since version 2. */
+    const genie_chat_turn_extra *message_extras; /* NULL, or n_messages entries parallel to
+                                                    messages (tool_calls, tool_call_id, name) */
+    genie_tool_choice tool_choice;    /* default GENIE_TOOL_CHOICE_AUTO; REQUIRED / FUNCTION need
+                                         tools_json and override response_format */
+    const char *tool_choice_function; /* GENIE_TOOL_CHOICE_FUNCTION: the tool's name (NUL-terminated) */
+    int parallel_tool_calls;          /* -1 (default): every call of an AUTO answer is returned, a
+                                         forced answer is one call; 1: a forced answer may also be an
+                                         array of calls; 0: only the first call is returned */
+    const char *grammar;              /* GENIE_RESPONSE_FORMAT_GRAMMAR: a GBNF grammar (llama.cpp's
+                                         format, start rule "root") */
+    size_t grammar_len;               /* bytes of grammar */
 } genie_chat_request;
 #define GENIE_CHAT_REQUEST_INIT                                                                                      \
     { GENIE_CHAT_REQUEST_VERSION, NULL, 0, 256, NULL, GENIE_RESPONSE_FORMAT_NONE, NULL, 0, GENIE_THINK_DEFAULT, NULL, \
-      0, 0u, 0u, NULL, 0 }
+      0, 0u, 0u, NULL, 0, NULL, GENIE_TOOL_CHOICE_AUTO, NULL, -1, NULL, 0 }
 
 /* Sets *req to the defaults of `version` (GENIE_CHAT_REQUEST_VERSION). Equal to
  * GENIE_CHAT_REQUEST_INIT. GENIE_INVALID_ARGUMENT for NULL or an unknown version. */
@@ -465,11 +512,12 @@ typedef enum genie_piece_kind {
  * same session (genie_session_cancel excepted). */
 typedef int (*genie_piece_callback)(void *user, genie_piece_kind kind, const char *utf8, size_t len);
 
-#define GENIE_CHAT_RESULT_VERSION 1
+#define GENIE_CHAT_RESULT_VERSION 2
 /* The outcome of genie_session_chat. Initialise with GENIE_CHAT_RESULT_INIT; release what
  * it owns with genie_chat_result_clear (it may be reused afterwards). The strings are
  * malloc'ed like every libgenie string: a caller may take one (set the field to NULL) and
- * free it later with genie_string_free. */
+ * free it later with genie_string_free. Version 1 ends after total_ms (the library writes
+ * no field past the version the caller set). */
 typedef struct genie_chat_result {
     unsigned int version;         /* set by the caller: GENIE_CHAT_RESULT_VERSION */
     char *text;                   /* the answer (content pieces, reasoning excluded), NUL-terminated */
@@ -489,9 +537,17 @@ typedef struct genie_chat_result {
     double decode_ms;             /* generating the tokens after the first */
     double decode_tokens_per_s;
     double total_ms;              /* the whole call */
+    /* Since version 2. */
+    genie_tool_call *tool_calls;  /* all n_tool_calls calls, in the order of the answer; NULL when none */
+    size_t n_rejected_tool_calls; /* calls found in the answer but not accepted (a tool that was
+                                     not offered, arguments that do not follow its schema, or a
+                                     second call with parallel_tool_calls 0); their text stays in
+                                     the answer */
+    genie_tool_call *rejected_tool_calls; /* with `error` set; NULL when none */
 } genie_chat_result;
-#define GENIE_CHAT_RESULT_INIT \
-    { GENIE_CHAT_RESULT_VERSION, NULL, 0, NULL, 0, 0, NULL, NULL, GENIE_FINISH_STOP, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 }
+#define GENIE_CHAT_RESULT_INIT                                                                                        \
+    { GENIE_CHAT_RESULT_VERSION, NULL, 0, NULL, 0, 0, NULL, NULL, GENIE_FINISH_STOP, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, \
+      0.0, NULL, 0, NULL }
 
 /* Frees the strings of *result and zeroes its other fields (version kept). NULL is a no-op. */
 GENIE_API void genie_chat_result_clear(genie_chat_result *result);

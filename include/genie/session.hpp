@@ -120,13 +120,20 @@ struct ChatOptions {
     GenerateOptions generate;              ///< max tokens, stop strings ... (split_reasoning is forced on)
     std::optional<bool> enable_thinking;   ///< Qwen3's switch; unset = the template's default
     std::string tools_json;                ///< JSON array of tool definitions (OpenAI shape), or ""
+    /// With tools: more than one call per answer may be returned (else only the first).
+    bool parallel_tool_calls = true;
     std::string extra_variables_json;      ///< JSON object of extra template variables, or ""
 };
 
 /// Result of Session::chat: the generation plus what was parsed out of it.
 struct ChatResult {
     GenerateResult generation;       ///< text = the answer without reasoning; reasoning separate
-    std::vector<ToolCall> tool_calls;  ///< tool calls found in the answer (extract_tool_calls)
+    /// Tool calls found in the answer (extract_tool_calls); with ChatOptions::tools_json, only
+    /// calls of offered tools whose arguments follow the tool's schema (check_tool_calls).
+    std::vector<ToolCall> tool_calls;
+    /// Calls found in the answer but not accepted (ToolCall::error says why); their text
+    /// stays in the answer's content.
+    std::vector<ToolCall> rejected_tool_calls;
     std::string prompt;              ///< the rendered prompt (for logs and tests)
 };
 

@@ -1,8 +1,12 @@
 // Tool-call extraction from model output (see extract_tool_calls in genie/chat.hpp).
 #include <genie/chat.hpp>
+#include <genie/constraint.hpp>
+#include <genie/error.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <optional>
 
 namespace genie {
@@ -90,7 +94,105 @@ std::vector<ToolCall> calls_from(const json& j) {
     return calls;
 }
 
+// The offered tools: name -> parameters schema (an empty object when none).
+std::vector<std::pair<std::string, json>> offered_tools(std::string_view tools_json) {
+    const json tools = json::parse(tools_json.begin(), tools_json.end(), nullptr, false);
+    if (tools.is_discarded() || !tools.is_array())
+        throw Error(ErrorCode::InvalidArgument, "tools: must be a JSON array of tool definitions");
+    std::vector<std::pair<std::string, json>> out;
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const json& t = tools[i];
+        const json* fn = t.is_object() && t.contains("function") ? &t["function"] : &t;
+        if (!fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
+            throw Error(ErrorCode::InvalidArgument, fmt::format("tools[{}]: a tool needs function.name", i));
+        json params = fn->contains("parameters") ? (*fn)["parameters"] : json::object();
+        if (params.is_null()) params = json::object();
+        out.emplace_back((*fn)["name"].get<std::string>(), std::move(params));
+    }
+    return out;
+}
+
+// Rewrites the local $refs of a schema placed at `#/$defs/<where>`.
+void rebase_refs(json& j, const std::string& where) {
+    if (j.is_object()) {
+        for (auto& [key, value] : j.items()) {
+            if (key == "$ref" && value.is_string()) {
+                const std::string ref = value.get<std::string>();
+                if (!ref.empty() && ref[0] == '#') value = "#/$defs/" + where + ref.substr(1);
+            } else {
+                rebase_refs(value, where);
+            }
+        }
+    } else if (j.is_array()) {
+        for (json& x : j) rebase_refs(x, where);
+    }
+}
+
 }  // namespace
+
+std::string tool_call_schema(std::string_view tools_json, std::string_view function_name, bool parallel) {
+    const auto tools = offered_tools(tools_json);
+    json calls = json::array();
+    json defs = json::object();
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const auto& [name, params] = tools[i];
+        if (!function_name.empty() && name != function_name) continue;
+        try {
+            (void)json_matches_schema(params.dump(), "{}");  // compiles the schema: throws when unsupported
+        } catch (const Error& e) {
+            throw Error(ErrorCode::InvalidArgument, fmt::format("tool '{}' parameters: {}", name, e.what()));
+        }
+        const std::string where = "tool" + std::to_string(i);
+        json p = params.empty() ? json{{"type", "object"}} : params;
+        rebase_refs(p, where);
+        defs[where] = std::move(p);
+        calls.push_back(json{{"type", "object"},
+                             {"properties", {{"name", {{"const", name}}}, {"arguments", {{"$ref", "#/$defs/" + where}}}}},
+                             {"required", {"name", "arguments"}},
+                             {"additionalProperties", false}});
+    }
+    if (calls.empty())
+        throw Error(ErrorCode::InvalidArgument,
+                    function_name.empty() ? std::string("tools: no tool is offered")
+                                          : fmt::format("tool_choice names '{}', which is not among the tools", function_name));
+    json one = calls.size() == 1 ? calls[0] : json{{"anyOf", calls}};
+    json schema = parallel ? json{{"anyOf", {one, {{"type", "array"}, {"items", one}, {"minItems", 1}}}}} : one;
+    schema["$defs"] = std::move(defs);
+    return schema.dump();
+}
+
+JsonConstraintOptions tool_call_constraint_options() {
+    JsonConstraintOptions o;
+    o.max_whitespace = 1;
+    o.max_string_length = 256;
+    o.close_after_bytes = 1024;
+    return o;
+}
+
+std::vector<ToolCall> check_tool_calls(std::vector<ToolCall>& calls, std::string_view tools_json, bool parallel) {
+    const auto tools = offered_tools(tools_json);
+    std::vector<ToolCall> kept, rejected;
+    for (ToolCall& call : calls) {
+        const auto it = std::find_if(tools.begin(), tools.end(), [&](const auto& t) { return t.first == call.name; });
+        if (it == tools.end()) {
+            call.error = fmt::format("'{}' is not an offered tool", call.name);
+        } else if (!parallel && !kept.empty()) {
+            call.error = "parallel_tool_calls is false: only the first call is returned";
+        } else {
+            bool ok = true;
+            try {
+                ok = json_matches_schema(it->second.empty() ? R"({"type":"object"})" : it->second.dump(), call.arguments_json);
+            } catch (const Error&) {
+                const json args = json::parse(call.arguments_json, nullptr, false);  // an unreadable schema:
+                ok = args.is_object();                                                // any object
+            }
+            if (!ok) call.error = fmt::format("the arguments of '{}' do not follow its parameters schema", call.name);
+        }
+        (call.error.empty() ? kept : rejected).push_back(std::move(call));
+    }
+    calls = std::move(kept);
+    return rejected;
+}
 
 std::vector<ToolCall> extract_tool_calls(std::string_view text) {
     std::vector<ToolCall> calls;

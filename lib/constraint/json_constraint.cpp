@@ -6,7 +6,9 @@
 #include <genie/sampler.hpp>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <limits>
 
 namespace genie {
@@ -19,7 +21,7 @@ namespace {
 // by a sentinel. A token adds at most trie.max_depth characters or array items, so a count
 // at least that far below its maximum (and at or above its minimum) behaves the same as
 // any other such count: long strings and arrays with limits share their masks.
-std::string cache_key(const constraint::Grammar& g, const constraint::TokenTrie& trie, const constraint::State& s) {
+void state_key(const constraint::Grammar& g, const constraint::TokenTrie& trie, const constraint::State& s, std::string& out) {
     constraint::State k;
     k.copy_from(s);
     const uint32_t reach = trie.max_depth;
@@ -28,14 +30,15 @@ std::string cache_key(const constraint::Grammar& g, const constraint::TokenTrie&
     };
     for (uint8_t i = 0; i < k.size; ++i) {
         constraint::Frame& f = k.frames[i];
-        if (f.node == constraint::kNoNode) continue;
+        if (f.node == constraint::kNoNode || f.kind == constraint::FrameKind::Sequence) continue;
         const constraint::Node& n = g.nodes[f.node];
         switch (f.kind) {
         case constraint::FrameKind::String:
             if (far(f.count, n.min_length, n.max_length)) f.count = UINT32_MAX;
             break;
         case constraint::FrameKind::Array:
-            if (far(f.count, n.min_items, n.max_items)) f.count = UINT32_MAX;
+            if (far(f.count, std::max<uint32_t>(n.min_items, static_cast<uint32_t>(n.prefix_items.size())), n.max_items))
+                f.count = UINT32_MAX;
             break;
         case constraint::FrameKind::Object:
             if (g.key_limit && far(f.count, 0, g.key_limit)) f.count = UINT32_MAX;
@@ -43,12 +46,28 @@ std::string cache_key(const constraint::Grammar& g, const constraint::TokenTrie&
         default: break;
         }
     }
-    return std::string(k.key());
+    out.push_back(static_cast<char>(k.size));
+    out.append(k.key());
+}
+
+// The cache key of a state set: its states' keys, sorted (the set's order does not matter).
+std::string cache_key(const constraint::Grammar& g, const constraint::TokenTrie& trie, const constraint::StateSet& s) {
+    if (s.n == 1) {
+        std::string key;
+        state_key(g, trie, s.states[0], key);
+        return key;
+    }
+    std::vector<std::string> keys(s.n);
+    for (uint32_t i = 0; i < s.n; ++i) state_key(g, trie, s.states[i], keys[i]);
+    std::sort(keys.begin(), keys.end());
+    std::string key;
+    for (const auto& k : keys) key += k;
+    return key;
 }
 
 }  // namespace
 
-std::shared_ptr<const Mask> JsonConstraint::Impl::mask(const constraint::State& s) const {
+std::shared_ptr<const Mask> JsonConstraint::Impl::mask(const constraint::StateSet& s) const {
     const std::string key_bytes = cache_key(grammar, trie, s);
     const std::string_view key = key_bytes;
     {
@@ -59,7 +78,7 @@ std::shared_ptr<const Mask> JsonConstraint::Impl::mask(const constraint::State& 
             return it->second->second;
         }
     }
-    thread_local std::vector<constraint::State> scratch;
+    thread_local std::vector<constraint::StateSet> scratch;
     auto m = std::make_shared<Mask>();
     constraint::compute_mask(grammar, trie, s, *m, scratch);
     if (options.mask_cache_entries == 0) return m;
@@ -97,13 +116,31 @@ std::shared_ptr<const JsonConstraint> JsonConstraint::from_schema(std::string_vi
         new JsonConstraint(std::make_unique<Impl>(tokenizer, options, constraint::compile_schema(schema_json, options))));
 }
 
+std::shared_ptr<const JsonConstraint> JsonConstraint::from_grammar(std::string_view gbnf, const Tokenizer& tokenizer,
+                                                                   const JsonConstraintOptions& options,
+                                                                   std::string_view root_rule) {
+    return std::shared_ptr<const JsonConstraint>(
+        new JsonConstraint(std::make_unique<Impl>(tokenizer, options, constraint::compile_gbnf(gbnf, root_rule))));
+}
+
+bool json_matches_schema(std::string_view schema_json, std::string_view json_text) {
+    JsonConstraintOptions options;
+    options.max_whitespace = 64;
+    options.max_nesting = 16;
+    const constraint::Grammar g = constraint::compile_schema(schema_json, options);
+    // The automaton bounds whitespace per gap; the value is re-read compactly first.
+    const nlohmann::json value = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, false);
+    if (value.is_discarded()) return false;
+    return constraint::accepts(g, value.dump());
+}
+
 size_t JsonConstraint::vocab_size() const noexcept { return impl_->trie.vocab_size; }
 const Tokenizer& JsonConstraint::tokenizer() const noexcept { return impl_->tokenizer; }
 const JsonConstraintOptions& JsonConstraint::options() const noexcept { return impl_->options; }
 
 struct JsonMatcher::State {
     std::shared_ptr<const JsonConstraint> constraint;
-    constraint::State st;
+    constraint::StateSet st;
     std::string text;
     std::shared_ptr<const Mask> mask;  // of `st`, when computed
 };
@@ -111,7 +148,7 @@ struct JsonMatcher::State {
 JsonMatcher::JsonMatcher(std::shared_ptr<const JsonConstraint> c) : state_(std::make_unique<State>()) {
     if (!c) throw Error(ErrorCode::InvalidArgument, "JsonMatcher needs a constraint (got null)");
     state_->constraint = std::move(c);
-    state_->st = state_->constraint->impl().grammar.initial();
+    state_->st.push() = state_->constraint->impl().grammar.initial();
 }
 JsonMatcher::JsonMatcher(const JsonMatcher& o) : state_(std::make_unique<State>(*o.state_)) {}
 JsonMatcher& JsonMatcher::operator=(const JsonMatcher& o) {
@@ -124,15 +161,18 @@ JsonMatcher::~JsonMatcher() = default;
 
 bool JsonMatcher::accept_text(std::string_view bytes) {
     const auto& g = state_->constraint->impl().grammar;
-    constraint::State next;
-    next.copy_from(state_->st);
-    for (char c : bytes)
-        if (!g.step(next, static_cast<uint8_t>(c))) return false;
     if (bytes.empty()) return true;
-    state_->st.copy_from(next);
+    thread_local constraint::StateSet a, b;
+    a.assign(state_->st);
+    for (char c : bytes) {
+        if (!g.advance(a, static_cast<uint8_t>(c), b)) return false;
+        std::swap(a, b);
+    }
+    state_->st.assign(a);
     state_->text.append(bytes);
     const uint32_t budget = state_->constraint->options().close_after_bytes;
-    if (budget && state_->text.size() >= budget) constraint::Grammar::set_closing(state_->st);
+    if (budget && state_->text.size() >= budget)
+        for (uint32_t i = 0; i < state_->st.n; ++i) constraint::Grammar::set_closing(state_->st.states[i]);
     state_->mask.reset();
     return true;
 }
@@ -188,7 +228,8 @@ size_t JsonMatcher::apply(std::span<float> logits) {
 const std::string& JsonMatcher::text() const noexcept { return state_->text; }
 
 void JsonMatcher::reset() {
-    state_->st = state_->constraint->impl().grammar.initial();
+    state_->st.clear();
+    state_->st.push() = state_->constraint->impl().grammar.initial();
     state_->text.clear();
     state_->mask.reset();
 }

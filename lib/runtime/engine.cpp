@@ -162,8 +162,7 @@ struct Engine::Impl {
 
     // ---- JSON constraints of the current model (built outside the lock)
     uint64_t constraint_gen = UINT64_MAX;
-    std::shared_ptr<const JsonConstraint> any_object;
-    std::map<std::string, std::shared_ptr<const JsonConstraint>, std::less<>> schemas;
+    std::map<std::string, std::shared_ptr<const JsonConstraint>, std::less<>> schemas;  // constraint_for's cache
 
     EngineCounters counters;
 
@@ -341,35 +340,35 @@ struct Engine::Impl {
         return *c.session;
     }
 
-    std::shared_ptr<const JsonConstraint> constraint_for(const Turn& turn, ResponseFormat format,
-                                                         const std::string& schema) {
+    std::shared_ptr<const JsonConstraint> constraint_for(const Turn& turn, const EngineChatRequest& request) {
+        const ResponseFormat format = request.response_format;
         if (format == ResponseFormat::Text) return nullptr;
-        if (format == ResponseFormat::JsonSchema && schema.empty())
+        if (format == ResponseFormat::JsonSchema && request.json_schema.empty())
             throw Error(ErrorCode::InvalidArgument, "response_format is JsonSchema but json_schema is empty");
+        if (format == ResponseFormat::Grammar && request.grammar.empty())
+            throw Error(ErrorCode::InvalidArgument, "response_format is Grammar but grammar is empty");
+        // The cache key: the kind, the options that shape the output, and the text.
+        const JsonConstraintOptions& o = request.constraint_options;
+        std::string key = fmt::format("{}:{}:{}:{}:{}:{}:", static_cast<int>(format), o.max_whitespace, o.max_nesting,
+                                      o.max_string_length, o.close_after_bytes, o.mask_cache_entries);
+        key += format == ResponseFormat::Grammar ? request.grammar : request.json_schema;
         {
             std::lock_guard<std::mutex> lk(mu);
             if (constraint_gen != turn.gen) {
-                any_object.reset();
                 schemas.clear();
                 constraint_gen = turn.gen;
             }
-            if (format == ResponseFormat::JsonObject && any_object) return any_object;
-            if (format == ResponseFormat::JsonSchema) {
-                auto it = schemas.find(schema);
-                if (it != schemas.end()) return it->second;
-            }
+            auto it = schemas.find(key);
+            if (it != schemas.end()) return it->second;
         }
         const Tokenizer& tok = turn.model.tokenizer();
-        auto built = format == ResponseFormat::JsonObject ? JsonConstraint::any_object(tok)
-                                                          : JsonConstraint::from_schema(schema, tok);
+        auto built = format == ResponseFormat::JsonObject ? JsonConstraint::any_object(tok, o)
+                     : format == ResponseFormat::Grammar  ? JsonConstraint::from_grammar(request.grammar, tok, o)
+                                                          : JsonConstraint::from_schema(request.json_schema, tok, o);
         std::lock_guard<std::mutex> lk(mu);
         if (constraint_gen == turn.gen) {
-            if (format == ResponseFormat::JsonObject) {
-                any_object = built;
-            } else {
-                if (schemas.size() >= 8) schemas.clear();
-                schemas.emplace(schema, built);
-            }
+            if (schemas.size() >= 8) schemas.clear();
+            schemas.emplace(std::move(key), built);
         }
         return built;
     }
@@ -575,7 +574,6 @@ void Engine::unload() {
         for (auto& [id, c] : d.convs)
             if (c->session) to_free.push_back(std::move(c->session));
         d.convs.clear();
-        d.any_object.reset();
         d.schemas.clear();
         d.failed = false;
         d.last_load_failed = false;
@@ -810,7 +808,7 @@ EngineChatResult Engine::chat(const EngineChatRequest& request, const PieceCallb
         }
         ChatOptions options = request.options;
         if (request.response_format != ResponseFormat::Text)
-            options.generate.constraint = d.constraint_for(turn, request.response_format, request.json_schema);
+            options.generate.constraint = d.constraint_for(turn, request);
         Sampler sampler(request.sampler);
         sampler.add_stage(std::make_shared<Heartbeat>(turn.conv));
         const PieceCallback wrapped = [&](const Piece& piece) {

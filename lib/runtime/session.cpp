@@ -229,6 +229,8 @@ ChatResult Session::chat(std::span<const ChatMessage> messages, Sampler& sampler
     go.split_reasoning = !go.constraint;
     result.generation = impl_->generate(tokens, sampler, go, on_piece, start, opened && go.split_reasoning);
     result.tool_calls = extract_tool_calls(result.generation.text);
+    if (!options.tools_json.empty())
+        result.rejected_tool_calls = check_tool_calls(result.tool_calls, options.tools_json, options.parallel_tool_calls);
     return result;
 }
 

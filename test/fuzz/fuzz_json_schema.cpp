@@ -4,8 +4,9 @@
 // chunks of text (accept_text) and token ids (accept_token / allows / mask_bits).
 // Properties: from_schema compiles or throws genie::Error; the matcher never crashes; a
 // rejected chunk leaves the state unchanged; whenever the matcher says the output is
-// complete, the bytes accepted so far parse as JSON; a token that allows() / mask_bits()
-// allow is taken by accept_token.
+// complete, the bytes accepted so far parse as JSON and validate against the schema
+// (json_matches_schema); a token that allows() / mask_bits() allow is taken by accept_token.
+// Seeds cover anyOf/allOf/$ref (recursive), pattern/format, bounds and prefixItems.
 #include "fuzz_support.hpp"
 
 #include <genie/constraint.hpp>
@@ -21,9 +22,12 @@
 
 namespace {
 
-void check_complete(const genie::JsonMatcher& m) {
+void check_complete(const genie::JsonMatcher& m, std::string_view schema, bool from_schema) {
     if (!m.is_complete()) return;
     if (!nlohmann::json::accept(m.text())) genie_fuzz::property_failed("complete output does not parse as JSON", m.text());
+    // The validator (same compiler, no tokenizer) agrees with the matcher.
+    if (from_schema && !genie::json_matches_schema(schema, m.text()))
+        genie_fuzz::property_failed("complete output does not validate against its schema", m.text());
 }
 
 }  // namespace
@@ -93,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             genie::JsonMatcher copy = m;  // copies are independent
             (void)copy.accept_text("}");
         }
-        check_complete(m);
+        check_complete(m, schema, (mode >> 7) == 0);
     }
     if (std::getenv("GENIE_FUZZ_VERBOSE"))
         std::fprintf(stderr, "matcher: %d steps, complete %d, text '%s'\n", steps, m.is_complete(), m.text().c_str());

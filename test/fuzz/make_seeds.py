@@ -104,7 +104,20 @@ schemas = {
     "nested": ({"type": "array", "minItems": 1, "items": {"type": "object", "additionalProperties": {"type": "number"}}},
                b'[{"x": 1, "y": 2.5}, {}]'),
     "strings": ({"type": "string", "minLength": 2, "maxLength": 8}, b'"\\u00e9\\n\\ud83d\\ude00ok"'),
-    "unsupported": ({"type": "integer", "minimum": 3}, b"5"),
+    "unsupported": ({"type": "integer", "not": {"const": 3}}, b"5"),
+    "bounds": ({"type": "object", "properties": {"i": {"type": "integer", "minimum": -5, "exclusiveMaximum": 120},
+                                                 "x": {"type": "number", "minimum": 0.5, "maximum": 2}},
+                "required": ["i"]}, b'{"i": 42, "x": 1.25}'),
+    "pattern-format": ({"type": "array", "prefixItems": [{"type": "string", "pattern": "^[a-z]+-\\d{2}$"},
+                                                         {"type": "string", "format": "date-time"},
+                                                         {"type": "string", "format": "uuid"}], "items": False},
+                       b'["ab-12", "2026-12-07T19:30:00Z", "123e4567-e89b-12d3-a456-426614174000"]'),
+    "anyof-ref": ({"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"},
+                                                                       "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+                                      "required": ["v"], "additionalProperties": False}},
+                   "anyOf": [{"$ref": "#/$defs/node"}, {"type": "null"},
+                             {"allOf": [{"properties": {"a": {"type": "string"}}}, {"required": ["a"]}]}]},
+                  b'{"v": 1, "kids": [{"v": 2, "kids": []}]}'),
     "unsatisfiable": ({"type": "array", "minItems": 3, "maxItems": 1}, b"[]"),
 }
 for name, (schema, value) in schemas.items():
@@ -113,6 +126,23 @@ for name, (schema, value) in schemas.items():
 write("json_schema", "any-object-steps", bytes([0x86]) + b"" + SEP + bytes([0xE0 + i % 16 for i in range(64)]))
 write("json_schema", "any-value-steps", bytes([0x83]) + b"x" + SEP + bytes([0xE3] * 40))
 write("json_schema", "bad-json", bytes([0x00]) + b'{"type": ' + SEP + chunk(b"{}"))
+
+# ---- gbnf: the grammar up to 0xFF, then matcher operations as for json_schema.
+grammars = {
+    "json": (b'root ::= object\nvalue ::= object | array | string | number | ("true" | "false" | "null") ws\n'
+             b'object ::= "{" ws ( string ":" ws value ("," ws string ":" ws value)* )? "}" ws\n'
+             b'array ::= "[" ws ( value ("," ws value)* )? "]" ws\n'
+             b'string ::= "\\"" ( [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\bfnrt] | "u" [0-9a-fA-F]{4}) )* "\\"" ws\n'
+             b'number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9] [1-9]{0,15})? ws\n'
+             b'ws ::= | " " | "\\n" [ \\t]{0,20}\n', b'{"a": [1, "x"]}'),
+    "commands": (b'root ::= cmd (" " cmd){0,3} # comment\ncmd ::= ("on" | "off" | "dim " [0-9]{1,2} "%") | "say \\"" [^"]* "\\""\n',
+                 b'on dim 40% say "hi"'),
+    "recursion": (b'root ::= "(" root ")" | [a-z\\u00e0-\\u00ff]+\n', "((àb))".encode()),
+    "errors": (b'root ::= x\nx ::= x "a"\n', b"a"),
+}
+for name, (grammar, text) in grammars.items():
+    body = chunk(text) + bytes([0xE0, 0xE1, 0xE2, 0xC0, 0x10, 0xC1, 0x01, 0xF0, 0xFF]) + chunk(text)
+    write("gbnf", name, grammar + SEP + body)
 
 # ---- capi_chat: mode byte, message count, role/content pairs, schema, tools, stop count,
 # stop strings, then per-field picks (see fuzz_capi_chat.cpp).

@@ -2,6 +2,7 @@
 llama.cpp's greedy continuation of stories260K (test/golden/stories260K.json)."""
 import json
 import pathlib
+import re
 import subprocess
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "golden" / "stories260K.json"
@@ -60,3 +61,21 @@ def test_chat_pipes_turns(genie_cli, testdata):
     # The first and the post-/reset turn see the same conversation, so greedy answers match.
     first, last = r.stdout.split("\n", 1)[0], answers[-1]
     assert first == last
+
+
+def test_run_and_chat_grammar_file(genie_cli, testdata, tmp_path):
+    """--grammar-file constrains the output to a GBNF grammar (run and chat); a bad
+    grammar is an error naming the line."""
+    model = testdata / "models" / "stories260K.gguf"
+    grammar = tmp_path / "answer.gbnf"
+    grammar.write_text('root ::= ("yes" | "no") ", " [a-z]{1,6} "."\n')
+    r = run(genie_cli, "run", "-m", model, "-p", "Once upon a time", "-n", "32", "--grammar-file", grammar)
+    assert r.returncode == 0, r.stderr
+    assert re.fullmatch(r"(yes|no), [a-z]{1,6}\.\n", r.stdout), r.stdout
+    chat = subprocess.run([str(genie_cli), "chat", "-m", str(model), "--temp", "0", "--grammar-file", str(grammar)],
+                          input="Hi\n", capture_output=True, text=True, timeout=120)
+    assert chat.returncode == 0, chat.stderr
+    assert re.fullmatch(r"(yes|no), [a-z]{1,6}\.\n", chat.stdout), chat.stdout
+    grammar.write_text("root ::= missing\n")
+    bad = run(genie_cli, "run", "-m", model, "-p", "x", "--grammar-file", grammar)
+    assert bad.returncode != 0 and "rule 'missing' is used but not defined" in bad.stderr

@@ -281,6 +281,28 @@ def test_response_format_json_schema(qwen3):
     assert status == 400 and body["error"]["type"] == "invalid_request_error" and "minProperties" in body["error"]["message"]
 
 
+def test_grammar_and_forced_tool_errors(qwen3):
+    """`grammar` (GBNF, as llama-server) constrains the answer; a bad grammar, a grammar with
+    response_format, and a forced tool whose parameters use an unsupported keyword are 400s
+    naming the problem (no fallback to "any object")."""
+    status, body = qwen3.json("POST", "/v1/chat/completions", {
+        "messages": HELLO, "max_tokens": 16, "temperature": 0, "grammar": 'root ::= ("yes" | "no") "!"'})
+    assert status == 200, body
+    assert body["choices"][0]["message"]["content"] in ("yes!", "no!")
+    assert body["choices"][0]["finish_reason"] == "stop"
+    status, body = qwen3.json("POST", "/v1/chat/completions", {"messages": HELLO, "grammar": "root ::= undefined"})
+    assert status == 400 and "rule 'undefined' is used but not defined" in body["error"]["message"]
+    status, body = qwen3.json("POST", "/v1/chat/completions", {
+        "messages": HELLO, "grammar": 'root ::= "a"', "response_format": {"type": "json_object"}})
+    assert status == 400
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"x": {"not": {"type": "null"}}}}}}]
+    status, body = qwen3.json("POST", "/v1/chat/completions", {"messages": HELLO, "tools": tools,
+                                                              "tool_choice": "required"})
+    assert status == 400
+    assert "tool 'f' parameters: JSON schema: #/properties/x/not: unsupported keyword 'not'" in body["error"]["message"]
+
+
 def test_think_switches(qwen3):
     """`think` and chat_template_kwargs.enable_thinking reach the template (Qwen3's
     enable_thinking=false adds an empty think block to the prompt)."""

@@ -11,6 +11,7 @@
 #include <genie/session.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <atomic>
@@ -202,6 +203,37 @@ TEST_CASE("capi: _INIT macros equal the _init functions", "[capi]") {
         CHECK(a.n_messages == 0);
         CHECK(a.idle_timeout_ms == 0);
         CHECK(a.deadline_ms == 0);
+        CHECK(b.message_extras == nullptr);
+        CHECK(a.tool_choice == b.tool_choice);
+        CHECK(a.tool_choice == GENIE_TOOL_CHOICE_AUTO);
+        CHECK(b.tool_choice_function == nullptr);
+        CHECK(a.parallel_tool_calls == b.parallel_tool_calls);
+        CHECK(a.parallel_tool_calls == -1);
+        CHECK(b.grammar == nullptr);
+        CHECK(a.grammar_len == b.grammar_len);
+    }
+    {
+        // A version-1 caller's struct ends at tools_json_len: init writes nothing past it.
+        genie_chat_request b;
+        std::memset(&b, 0xab, sizeof b);
+        REQUIRE(genie_chat_request_init(&b, 1) == GENIE_OK);
+        CHECK(b.version == 1);
+        CHECK(b.tools_json == nullptr);
+        const auto* bytes = reinterpret_cast<const unsigned char*>(&b);
+        bool untouched = true;
+        for (size_t i = offsetof(genie_chat_request, message_extras); i < sizeof b; ++i) untouched = untouched && bytes[i] == 0xab;
+        CHECK(untouched);
+        genie_chat_result r;
+        std::memset(&r, 0, sizeof r);
+        r.version = 1;
+        std::memset(reinterpret_cast<unsigned char*>(&r) + offsetof(genie_chat_result, tool_calls), 0xab,
+                    sizeof r - offsetof(genie_chat_result, tool_calls));
+        genie_chat_result_clear(&r);
+        const auto* rb = reinterpret_cast<const unsigned char*>(&r);
+        untouched = true;
+        for (size_t i = offsetof(genie_chat_result, tool_calls); i < sizeof r; ++i) untouched = untouched && rb[i] == 0xab;
+        CHECK(untouched);
+        CHECK(r.version == 1);
     }
     {
         // The result's INIT is all empty; clear() brings a result back to it.
@@ -903,13 +935,13 @@ TEST_CASE("capi: chat request on stories260K (ChatML): pieces, stop strings, JSO
         CHECK(typed.find_first_not_of(" \t\r\n") == typed.find('{'));
         if (result.finish_reason == GENIE_FINISH_STOP) CHECK(schema_matcher.is_complete());
 
-        const std::string bad = R"({"type":"object","properties":{"n":{"type":"integer","minimum":3}}})";
+        const std::string bad = R"({"type":"object","properties":{"n":{"type":"integer","multipleOf":3}}})";
         request.json_schema = bad.data();
         request.json_schema_len = bad.size();
         ChatStream s3;
         require_error(genie_session_chat(l.session, &request, chat_piece, &s3, &result), GENIE_INVALID_ARGUMENT,
                       "genie_session_chat");
-        CHECK(std::string(genie_last_error()).find("minimum") != std::string::npos);
+        CHECK(std::string(genie_last_error()).find("#/properties/n/multipleOf") != std::string::npos);
         CHECK(s3.pieces.empty());
         CHECK(result.finish_reason == GENIE_FINISH_ERROR);
         CHECK(result.text == nullptr);
@@ -1020,4 +1052,79 @@ TEST_CASE("capi: chat request on the Qwen3 fixture: reasoning pieces, think swit
     CHECK(json.find_first_not_of(" \t\r\n") == json.find('{'));
     genie_chat_result_clear(&result);
     genie_session_free(session);
+}
+
+TEST_CASE("capi: chat request v2: forced tool calls, every call in the result, tool messages, grammar", "[capi]") {
+    Loaded l;
+    const char* tools = R"([{"type":"function","function":{"name":"set_light","parameters":{"type":"object",
+        "properties":{"room":{"type":"string","maxLength":8},"level":{"type":"integer","minimum":0,"maximum":100}},
+        "required":["room","level"],"additionalProperties":false}}},
+        {"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{},"additionalProperties":false}}}])";
+    const genie_chat_turn messages[3] = {turn("user", "Dim the hall."), turn("assistant", ""), turn("tool", "done")};
+    const genie_chat_turn_extra extras[3] = {
+        {nullptr, nullptr, nullptr},
+        {R"([{"id":"call_0","type":"function","function":{"name":"get_time","arguments":"{}"}}])", nullptr, nullptr},
+        {nullptr, "call_0", "get_time"}};
+    genie_chat_request request = GENIE_CHAT_REQUEST_INIT;
+    request.messages = messages;
+    request.message_extras = extras;
+    request.n_messages = 3;
+    request.max_tokens = 96;
+    request.tools_json = tools;
+    request.tools_json_len = std::strlen(tools);
+    request.tool_choice = GENIE_TOOL_CHOICE_REQUIRED;
+    request.parallel_tool_calls = 1;
+    genie_chat_result result = GENIE_CHAT_RESULT_INIT;
+    REQUIRE(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_OK);
+    INFO("answer: " << result.text);
+    if (result.finish_reason == GENIE_FINISH_STOP) {
+        // A complete forced answer is one or more calls of offered tools with valid arguments.
+        REQUIRE(result.n_tool_calls >= 1);
+        REQUIRE(result.tool_calls != nullptr);
+        for (size_t i = 0; i < result.n_tool_calls; ++i) {
+            const genie_tool_call& c = result.tool_calls[i];
+            CHECK((std::string(c.name) == "set_light" || std::string(c.name) == "get_time"));
+            CHECK(c.id != nullptr);
+            CHECK(c.error == nullptr);
+            CHECK(nlohmann::json::parse(c.arguments).is_object());
+        }
+        CHECK(std::string(result.tool_name) == result.tool_calls[0].name);
+        CHECK(result.n_rejected_tool_calls == 0);
+    } else {
+        CHECK(result.finish_reason == GENIE_FINISH_LENGTH);
+    }
+    // A named function.
+    request.tool_choice = GENIE_TOOL_CHOICE_FUNCTION;
+    request.tool_choice_function = "get_time";
+    request.parallel_tool_calls = -1;
+    REQUIRE(genie_session_chat(l.session, &request, nullptr, nullptr, &result) == GENIE_OK);
+    REQUIRE(result.finish_reason == GENIE_FINISH_STOP);
+    REQUIRE(result.n_tool_calls == 1);
+    CHECK(std::string(result.tool_calls[0].name) == "get_time");
+    CHECK(nlohmann::json::parse(result.tool_calls[0].arguments) == nlohmann::json::object());
+    // Errors: a named function that was not offered; a forced call without tools.
+    request.tool_choice_function = "joke";
+    require_error(genie_session_chat(l.session, &request, nullptr, nullptr, &result), GENIE_INVALID_ARGUMENT,
+                  "not among the tools");
+    request.tool_choice = GENIE_TOOL_CHOICE_REQUIRED;
+    request.tools_json = nullptr;
+    request.tools_json_len = 0;
+    require_error(genie_session_chat(l.session, &request, nullptr, nullptr, &result), GENIE_INVALID_ARGUMENT,
+                  "tools_json is empty");
+    // A GBNF grammar.
+    request.tool_choice = GENIE_TOOL_CHOICE_AUTO;
+    const char* grammar = "root ::= (\"yes\" | \"no\") \" it is\"";
+    request.response_format = GENIE_RESPONSE_FORMAT_GRAMMAR;
+    request.grammar = grammar;
+    request.grammar_len = std::strlen(grammar);
+    const genie_status grammar_status = genie_session_chat(l.session, &request, nullptr, nullptr, &result);
+    INFO("last error: " << genie_last_error());
+    REQUIRE(grammar_status == GENIE_OK);
+    CHECK(result.finish_reason == GENIE_FINISH_STOP);
+    CHECK((std::string(result.text) == "yes it is" || std::string(result.text) == "no it is"));
+    request.grammar = "root ::= undefined";
+    request.grammar_len = std::strlen(request.grammar);
+    require_error(genie_session_chat(l.session, &request, nullptr, nullptr, &result), GENIE_INVALID_ARGUMENT,
+                  "rule 'undefined' is used but not defined");
+    genie_chat_result_clear(&result);
 }
