@@ -298,7 +298,7 @@ public:
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
-                   Tensor& out) override {
+                   int32_t window, Tensor& out) override {
         activate();
         const auto& c = static_cast<const CudaKvCache&>(cache);
         const int hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
@@ -321,7 +321,7 @@ public:
             partial = static_cast<float*>(partial_.get(static_cast<size_t>(work) * n_split * (hd + 2) * sizeof(float), stream_,
                                                        "attention partials"));
         k::attention(c.f16(), q.data, q.cols, c.k_at(layer, 0), c.v_at(layer, 0), static_cast<int>(c.row()), hd, n_head, group, n,
-                     first_pos, n_split, chunk, scale, out.data, out.cols, partial, stream_);
+                     first_pos, window, n_split, chunk, scale, out.data, out.cols, partial, stream_);
         GENIE_CUDA_CHECK_LAUNCH(attention);
     }
 
@@ -331,6 +331,22 @@ public:
         if (n == 0) return;
         k::swiglu(gate.data, up.data, out.data, n, stream_);
         GENIE_CUDA_CHECK_LAUNCH(swiglu);
+    }
+
+    void geglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
+        activate();
+        const int64_t n = gate.rows * gate.cols;
+        if (n == 0) return;
+        k::geglu(gate.data, up.data, out.data, n, stream_);
+        GENIE_CUDA_CHECK_LAUNCH(geglu);
+    }
+
+    void scale(Tensor& x, float s) override {
+        activate();
+        const int64_t n = x.rows * x.cols;
+        if (n == 0) return;
+        k::scale(x.data, s, n, stream_);
+        GENIE_CUDA_CHECK_LAUNCH(scale);
     }
 
     void add(Tensor& x, const Tensor& y) override {

@@ -80,14 +80,18 @@ TEST_CASE("kv q8_0: attention equals a double-precision reference over the same 
             }
 
             // 5 queries at positions 15..19 (a prefill continuing the cache), then 17 at 3..19
-            // (several blocks of query rows per KV head, each with its own causal range).
-            for (const auto [first_pos, n_q] : {std::pair<int32_t, int32_t>{15, 5}, std::pair<int32_t, int32_t>{3, 17}}) {
-            CAPTURE(first_pos, n_q);
+            // (several blocks of query rows per KV head, each with its own causal range); then
+            // the same with sliding windows of 6 and 4 cells (gemma3), and decode with one of 9.
+            struct Run {
+                int32_t first_pos, n_q, window;
+            };
+            for (const auto [first_pos, n_q, window] : {Run{15, 5, 0}, Run{3, 17, 0}, Run{15, 5, 6}, Run{3, 17, 4}, Run{19, 1, 9}}) {
+            CAPTURE(first_pos, n_q, window);
             std::vector<float> qbuf(static_cast<size_t>(n_q * q_dim)), obuf(qbuf.size());
             for (auto& x : qbuf) x = normal(rng);
             backend::Tensor q{qbuf.data(), n_q, q_dim}, out{obuf.data(), n_q, q_dim};
             const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
-            be->attention(q, *cache, 1, first_pos, shape.n_head, scale, out);
+            be->attention(q, *cache, 1, first_pos, shape.n_head, scale, window, out);
 
             const int32_t group = shape.n_head / shape.n_head_kv;
             double max_err = 0;
@@ -101,8 +105,9 @@ TEST_CASE("kv q8_0: attention equals a double-precision reference over the same 
                     cpu::quantize_q8_0_ggml_x86(qbuf.data() + r * q_dim + int64_t{h} * shape.head_dim, q8.data(),
                                                 shape.head_dim);
                     quant::dequantize_row(DType::Q8_0, q8.data(), qh.data(), shape.head_dim);
-                    std::vector<double> p(static_cast<size_t>(n_kv));
-                    for (int32_t t = 0; t < n_kv; ++t) {
+                    const int32_t t0 = window > 0 ? std::max(0, n_kv - window) : 0;  // the window's first cell
+                    std::vector<double> p(static_cast<size_t>(n_kv), -INFINITY);
+                    for (int32_t t = t0; t < n_kv; ++t) {
                         double dot = 0;
                         for (int32_t i = 0; i < shape.head_dim; ++i)
                             dot += double{K[static_cast<size_t>(t * kv_dim + hk * shape.head_dim + i)]} * qh[static_cast<size_t>(i)];
@@ -293,7 +298,7 @@ TEST_CASE("kv q8_0: attention speed against F16 (benchmark)", "[.][kvbench]") {
         for (int rep = 0; rep < 200; ++rep)
             for (int i = 0; i < 2; ++i) {
                 const auto t0 = std::chrono::steady_clock::now();
-                be->attention(q, *caches[i], 0, n - 1, n_head, 0.088f, out);
+                be->attention(q, *caches[i], 0, n - 1, n_head, 0.088f, 0, out);
                 best[i] = std::min(best[i], std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
             }
         fmt::print("attention, 1 row over {} cells (one layer): f16 {:.1f} us, q8_0 {:.1f} us ({:.2f}x)\n", n, best[0],

@@ -351,18 +351,18 @@ public:
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
-                   Tensor& out) override {
+                   int32_t window, Tensor& out) override {
         const auto& c = static_cast<const CpuKvCache&>(cache);
         if (c.layout().type == KvType::Q8_0) {
             auto& m = const_cast<CpuKvCache&>(c);
             cpu_q8::attention(pool_, q, m.q8_k(layer), m.q8_v(layer), c.layout().n_ctx, c.layout().n_head_kv,
-                              c.layout().head_dim, first_pos, n_head, scale, out);
+                              c.layout().head_dim, first_pos, n_head, scale, window, out);
             return;
         }
         const genie::cpu::KernelSet& ks = genie::cpu::kernel_set();
         // The scalar set (GENIE_CPU_ISA=scalar) has no scores_f16: the reference runs.
         if (c.layout().type != KvType::F16 || !ks.scores_f16 || c.layout().head_dim > 512) {
-            attention_reference(q, c, layer, first_pos, n_head, scale, out);
+            attention_reference(q, c, layer, first_pos, n_head, scale, window, out);
             return;
         }
         // As ggml with an F16 cache and flash attention off: q converted to F16, K·q
@@ -383,7 +383,8 @@ public:
         // its scores stay in L2 for long contexts. Items go head-major (every block of one KV
         // head, then the next head), so a thread's consecutive items find the head's K and V
         // in L2, and within a head longest first (the causal range grows with the row) so
-        // the threads end together.
+        // the threads end together. A sliding-window layer's block reads only the cells
+        // from its first row's window start (cpu_q8::visible_cells) on.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
         const genie::cpu::AccumulateF16Fn accumulate = ks.accumulate_f16;
@@ -404,9 +405,12 @@ public:
                 const int32_t hk = static_cast<int32_t>(item / blocks), h0 = hk * group;
                 const int64_t r0 = block * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
                 const int64_t nq = (r1 - r0) * group;
-                const int64_t n_kv_max = first_pos + r1;  // causal range of the block's last row
-                const uint16_t* K = c.k16.data() + c.head_base(layer, hk);   // [n_ctx, hd]
-                const uint16_t* V = c.v16.data() + c.head_base(layer, hk);   // [n_ctx, hd]
+                // cells [lo, lo + n_kv_max) hold the block's causal range (from its first row's
+                // window start to its last row's position)
+                const int64_t lo = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r0), window).first;
+                const int64_t n_kv_max = first_pos + r1 - lo;
+                const uint16_t* K = c.k16.data() + c.head_base(layer, hk) + lo * hd;  // [n_kv_max, hd]
+                const uint16_t* V = c.v16.data() + c.head_base(layer, hk) + lo * hd;  // [n_kv_max, hd]
                 q16.resize(static_cast<size_t>(nq) * hd);
                 for (int64_t r = r0; r < r1; ++r)
                     to_f16(q.row(r) + static_cast<int64_t>(h0) * hd, q16.data() + static_cast<size_t>((r - r0) * group) * hd,
@@ -418,16 +422,19 @@ public:
                 scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
                            static_cast<size_t>(n_kv_max), n > 1 || !ks.attn_prefetches ? V : nullptr);
                 for (int64_t i = 0; i < nq; ++i) {
-                    const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
-                    float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);
+                    // visible: cells [a, b) of the block's range (causal, and the window)
+                    const auto [first, end] = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r0 + i / group), window);
+                    const int64_t a = first - lo, b = end - lo, n_kv = b - a;
+                    float* sg = scores.data() + static_cast<size_t>(i * n_kv_max) + a;
                     // ggml: scores scaled, max, exp(s - max) summed in double, times 1 / sum,
                     // to F16; here in three passes over the row (scaled_max reads it,
                     // softmax_exp scales on the fly, scale_to_f16 normalises and converts).
                     const float max = genie::cpu::scaled_max(sg, n_kv, scale);
                     const double sum = math.softmax_exp(n_kv, sg, sg, scale, max);
                     uint16_t* pg = p16.data() + static_cast<size_t>(i * n_kv_max);
-                    math.scale_to_f16(n_kv, sg, static_cast<float>(1.0 / sum), pg);
-                    std::fill(pg + n_kv, pg + n_kv_max, uint16_t{0});
+                    std::fill(pg, pg + a, uint16_t{0});
+                    math.scale_to_f16(n_kv, sg, static_cast<float>(1.0 / sum), pg + a);
+                    std::fill(pg + b, pg + n_kv_max, uint16_t{0});
                 }
                 // o[i][d] = sum over cells t of p[i][t] V[t][d]
                 o.resize(static_cast<size_t>(nq * hd));
@@ -442,7 +449,7 @@ public:
 
     /// The reference attention (double accumulation): the oracle, run with GENIE_CPU_ISA=scalar.
     void attention_reference(const Tensor& q, const CpuKvCache& c, int32_t layer, int32_t first_pos, int32_t n_head,
-                             float scale, Tensor& out) {
+                             float scale, int32_t window, Tensor& out) {
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
         const bool f16 = c.layout().type == KvType::F16;
@@ -451,13 +458,15 @@ public:
             for (int64_t item = begin; item < end; ++item) {
                 const int64_t r = item / n_head;
                 const int32_t h = static_cast<int32_t>(item % n_head), hk = h / group;
-                const int32_t n_kv = first_pos + static_cast<int32_t>(r) + 1;  // causal: cells [0, pos]
+                // causal, and a sliding-window layer's window: cells [t0, t0 + n_kv)
+                const auto [t0, t_end] = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r), window);
+                const int32_t n_kv = t_end - t0;
                 const float* qh = q.row(r) + static_cast<int64_t>(h) * hd;
                 // With an F16 cache ggml converts q to F16 before K·q.
                 for (int32_t i = 0; i < hd; ++i) qv[static_cast<size_t>(i)] = f16 ? fp16_to_fp32(fp32_to_fp16(qh[i])) : qh[i];
                 scores.assign(static_cast<size_t>(n_kv), 0.0f);
                 for (int32_t t = 0; t < n_kv; ++t) {
-                    const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t) * hd;
+                    const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t0 + t) * hd;
                     double dot = 0.0;
                     for (int32_t i = 0; i < hd; ++i) {
                         const float kf = f16 ? fp16_to_fp32(c.k16[at + static_cast<size_t>(i)]) : c.k32[at + static_cast<size_t>(i)];
@@ -481,7 +490,7 @@ public:
                 for (int32_t i = 0; i < hd; ++i) {
                     double acc = 0.0;
                     for (int32_t t = 0; t < n_kv; ++t) {
-                        const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t) * hd + static_cast<size_t>(i);
+                        const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t0 + t) * hd + static_cast<size_t>(i);
                         const float vf = f16 ? fp16_to_fp32(c.v16[at]) : c.v32[at];
                         acc += static_cast<double>(vf) * scores[static_cast<size_t>(t)];
                     }
@@ -499,6 +508,18 @@ public:
             const float* uv = up.row(r);
             float* ov = out.row(r);
             swiglu_fn(gate.cols, gv, uv, ov);
+        });
+    }
+
+    void geglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
+        const auto geglu_fn = genie::cpu::math_fns().geglu;
+        for_rows(gate.rows, gate.cols, [&](int64_t r) { geglu_fn(gate.cols, gate.row(r), up.row(r), out.row(r)); });
+    }
+
+    void scale(Tensor& x, float s) override {
+        for_rows(x.rows, x.cols, [&](int64_t r) {
+            float* xv = x.row(r);
+            for (int64_t i = 0; i < x.cols; ++i) xv[i] *= s;
         });
     }
 
