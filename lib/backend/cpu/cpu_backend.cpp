@@ -244,10 +244,10 @@ public:
 
     void rope(Tensor& x, int32_t n_heads, int32_t head_dim, int32_t first_pos, const RopeParams& p) override {
         const int32_t half = p.n_rot / 2;
-        rope_table(x.rows, x.cols, first_pos, p);
+        const RopeTable& table = rope_table(x.rows, x.cols, first_pos, p);
         for_rows(x.rows, x.cols, [&](int64_t r) {
-            const float* cs = rope_cos_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
-            const float* sn = rope_sin_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            const float* cs = table.cos.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            const float* sn = table.sin.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
             for (int32_t h = 0; h < n_heads; ++h) {
                 float* v = x.row(r) + static_cast<int64_t>(h) * head_dim;
                 // Normal pairs (2i, 2i+1); Neox pairs (i, i + n_rot/2). One loop per mode
@@ -270,36 +270,54 @@ public:
         });
     }
 
-    /// Fills rope_cos_ / rope_sin_ [rows, n_rot / 2] for positions first_pos.. unless they
-    /// already hold them for these parameters: q and k of every layer rotate by the same
-    /// angles, so a decode step computes its 64 sin/cos pairs once instead of 2 x n_layer
-    /// times (0.8 % of a 0.6B decode token's time). Values as ggml_rope_cache_init builds
-    /// them: theta multiplied step by step, through rope_yarn.
-    void rope_table(int64_t rows, int64_t cols, int32_t first_pos, const RopeParams& p) {
-        if (rope_rows_ == rows && rope_first_pos_ == first_pos && rope_params_ == p) return;
+    /// A table of cos / sin [rows, n_rot / 2] for positions first_pos.. under `params`.
+    struct RopeTable {
+        std::vector<float> cos, sin;
+        RopeParams params;
+        int32_t first_pos = 0;
+        int64_t rows = -1;  ///< -1: empty
+    };
+
+    /// The table for these positions and parameters, filled unless one of the two kept
+    /// tables already holds it: q and k of every layer rotate by the same angles, so a
+    /// decode step computes its 64 sin/cos pairs once instead of 2 x n_layer times (0.8 % of
+    /// a 0.6B decode token's time); two tables, because gemma3's sliding-window and global
+    /// layers alternate between two RoPE bases. Values as ggml_rope_cache_init builds them:
+    /// theta multiplied step by step, through rope_yarn.
+    const RopeTable& rope_table(int64_t rows, int64_t cols, int32_t first_pos, const RopeParams& p) {
+        for (int i = 0; i < 2; ++i) {
+            const RopeTable& t = rope_tables_[i];
+            if (t.rows == rows && t.first_pos == first_pos && t.params == p) {
+                rope_next_ = 1 - i;  // the other one is the less recently used
+                return t;
+            }
+        }
+        RopeTable& t = rope_tables_[rope_next_];
+        rope_next_ ^= 1;
         const int32_t half = p.n_rot / 2;
         const size_t size = static_cast<size_t>(rows) * static_cast<size_t>(half);
-        rope_rows_ = -1;  // invalid until filled (an exception below leaves it so)
-        if (rope_cos_.size() < size) {
-            rope_cos_.resize(size);
-            rope_sin_.resize(size);
+        t.rows = -1;  // invalid until filled (an exception below leaves it so)
+        if (t.cos.size() < size) {
+            t.cos.resize(size);
+            t.sin.resize(size);
         }
         const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
         float corr_dims[2];
         yarn_corr_dims(p, corr_dims);
         for_rows(rows, cols, [&](int64_t r) {
             float theta = static_cast<float>(first_pos + r);
-            float* cs = rope_cos_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
-            float* sn = rope_sin_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            float* cs = t.cos.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            float* sn = t.sin.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
             for (int32_t i = 0; i < half; ++i) {
                 const float ff = p.freq_factors ? p.freq_factors[i] : 1.0f;
                 rope_yarn(theta / ff, p, corr_dims, 2 * i, &cs[i], &sn[i]);
                 theta *= theta_scale;
             }
         });
-        rope_params_ = p;
-        rope_first_pos_ = first_pos;
-        rope_rows_ = rows;
+        t.params = p;
+        t.first_pos = first_pos;
+        t.rows = rows;
+        return t;
     }
 
     void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) override {
@@ -579,11 +597,8 @@ private:
     ThreadPool pool_;
     std::vector<float> vec_;  // a dequantized bias or norm weight (one op at a time)
     std::vector<uint16_t> kv_rows16_;  // kv_store: the new cells' K and V rows in F16
-    // rope_table's cos / sin [rows, n_rot / 2] for rope_rows_ positions from rope_first_pos_
-    std::vector<float> rope_cos_, rope_sin_;
-    RopeParams rope_params_;
-    int32_t rope_first_pos_ = 0;
-    int64_t rope_rows_ = -1;
+    RopeTable rope_tables_[2];  // rope_table's two most recent tables
+    int rope_next_ = 0;         // the one rope_table refills next
 };
 
 }  // namespace
