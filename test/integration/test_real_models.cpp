@@ -124,10 +124,14 @@ TEST_CASE("real: Gemma 3 270M has no chat template: ChatML, as llama-server fall
     so.context_length = 256;
     so.threads = 2;
     Session session(model, so);
-    Sampler greedy(SamplerOptions{.temperature = 0.0f});
+    SamplerOptions greedy_options;
+    greedy_options.temperature = 0.0f;
+    Sampler greedy(greedy_options);
     ChatOptions co;
     co.generate.max_tokens = 8;
-    const ChatMessage user{.role = "user", .content = "What is the capital of France?"};
+    ChatMessage user;
+    user.role = "user";
+    user.content = "What is the capital of France?";
     const ChatResult r = session.chat(std::span<const ChatMessage>(&user, 1), greedy, co);
     CHECK(r.prompt.rfind("<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n", 0) == 0);
     CHECK(r.generation.tokens.size() > 0);

@@ -376,8 +376,8 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
                 scores.data(), static_cast<size_t>(n_kv_max));
             for (int32_t i = 0; i < nq; ++i) {
                 // visible: cells [a, b) of the block's range (causal, and the window)
-                const auto [first, end] = visible_cells(first_pos + static_cast<int32_t>(r0) + i / group, window);
-                const int32_t a = first - lo, b = end - lo, n_kv = b - a;
+                const auto [cell0, cell_end] = visible_cells(first_pos + static_cast<int32_t>(r0) + i / group, window);
+                const int32_t a = cell0 - lo, b = cell_end - lo, n_kv = b - a;
                 float* row = scores.data() + static_cast<size_t>(i) * n_kv_max;
                 float* sg = row + a;
                 const float max = cpu::scaled_max(sg, n_kv, scale);

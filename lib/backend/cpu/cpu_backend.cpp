@@ -441,8 +441,8 @@ public:
                            static_cast<size_t>(n_kv_max), n > 1 || !ks.attn_prefetches ? V : nullptr);
                 for (int64_t i = 0; i < nq; ++i) {
                     // visible: cells [a, b) of the block's range (causal, and the window)
-                    const auto [first, end] = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r0 + i / group), window);
-                    const int64_t a = first - lo, b = end - lo, n_kv = b - a;
+                    const auto [cell0, cell_end] = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r0 + i / group), window);
+                    const int64_t a = cell0 - lo, b = cell_end - lo, n_kv = b - a;
                     float* sg = scores.data() + static_cast<size_t>(i * n_kv_max) + a;
                     // ggml: scores scaled, max, exp(s - max) summed in double, times 1 / sum,
                     // to F16; here in three passes over the row (scaled_max reads it,
