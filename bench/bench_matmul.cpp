@@ -145,7 +145,7 @@ void bm_attention(benchmark::State& state, int depth, int n_head, int n_layer, i
     backend::Tensor ot{out.data(), rows, n_head * kHeadDim};
     const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
     for (auto _ : state) {
-        for (int l = 0; l < n_layer; ++l) be->attention(qt, *cache, l, depth - rows, n_head, scale, ot);
+        for (int l = 0; l < n_layer; ++l) be->attention(qt, *cache, l, depth - rows, n_head, scale, 0, ot);
         benchmark::DoNotOptimize(out.data());
     }
     if (rows > 1) {

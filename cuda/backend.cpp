@@ -298,7 +298,7 @@ public:
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
-                   Tensor& out) override {
+                   int32_t window, Tensor& out) override {
         activate();
         const auto& c = static_cast<const CudaKvCache&>(cache);
         const int hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
@@ -310,18 +310,22 @@ public:
         if (n > 65535) throw Error(ErrorCode::Unsupported, "the CUDA attention takes at most 65535 query rows per call");
         const int group = n_head / n_head_kv;
         const int max_kv = first_pos + static_cast<int>(n);
-        // Enough blocks to fill the device: split the context when there are few (decode).
+        // The cells any row reads: [kv_begin, max_kv) (a sliding window starts at the first
+        // row's window start).
+        const int kv_begin = window > 0 ? std::max(0, first_pos - window + 1) : 0;
+        const int span = max_kv - kv_begin;
+        // Enough blocks to fill the device: split the cells when there are few (decode).
         const int64_t work = n * n_head;
         const int64_t want = 4LL * std::max(1, weights_->traits().sm_count);
         int n_split = work >= want ? 1 : static_cast<int>((want + work - 1) / work);
-        n_split = std::clamp(n_split, 1, std::max(1, (max_kv + k::kAttnThreads - 1) / k::kAttnThreads));
-        const int chunk = (max_kv + n_split - 1) / n_split;
+        n_split = std::clamp(n_split, 1, std::max(1, (span + k::kAttnThreads - 1) / k::kAttnThreads));
+        const int chunk = (span + n_split - 1) / n_split;
         float* partial = nullptr;
         if (n_split > 1)
             partial = static_cast<float*>(partial_.get(static_cast<size_t>(work) * n_split * (hd + 2) * sizeof(float), stream_,
                                                        "attention partials"));
         k::attention(c.f16(), q.data, q.cols, c.k_at(layer, 0), c.v_at(layer, 0), static_cast<int>(c.row()), hd, n_head, group, n,
-                     first_pos, n_split, chunk, scale, out.data, out.cols, partial, stream_);
+                     first_pos, window, kv_begin, n_split, chunk, scale, out.data, out.cols, partial, stream_);
         GENIE_CUDA_CHECK_LAUNCH(attention);
     }
 
@@ -331,6 +335,22 @@ public:
         if (n == 0) return;
         k::swiglu(gate.data, up.data, out.data, n, stream_);
         GENIE_CUDA_CHECK_LAUNCH(swiglu);
+    }
+
+    void geglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
+        activate();
+        const int64_t n = gate.rows * gate.cols;
+        if (n == 0) return;
+        k::geglu(gate.data, up.data, out.data, n, stream_);
+        GENIE_CUDA_CHECK_LAUNCH(geglu);
+    }
+
+    void scale(Tensor& x, float s) override {
+        activate();
+        const int64_t n = x.rows * x.cols;
+        if (n == 0) return;
+        k::scale(x.data, s, n, stream_);
+        GENIE_CUDA_CHECK_LAUNCH(scale);
     }
 
     void add(Tensor& x, const Tensor& y) override {

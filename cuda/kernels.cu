@@ -124,15 +124,15 @@ void kv_store(bool f16, const float* kx, const float* vx, int64_t n, int64_t row
 }
 
 void attention(bool f16, const float* q, int64_t ldq, const void* K, const void* V, int kv_row, int hd, int n_head, int group,
-               int64_t n, int first_pos, int n_split, int chunk, float scale, float* out, int64_t ldo, float* partial,
-               cudaStream_t stream) {
+               int64_t n, int first_pos, int window, int kv_begin, int n_split, int chunk, float scale, float* out,
+               int64_t ldo, float* partial, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(n_head), static_cast<unsigned>(n_split), static_cast<unsigned>(n));
     const size_t shared = static_cast<size_t>(hd + kAttnThreads) * sizeof(float);
     if (f16)
-        k::attention<true><<<grid, kAttnThreads, shared, stream>>>(q, ldq, K, V, kv_row, hd, group, first_pos, chunk, scale, out,
+        k::attention<true><<<grid, kAttnThreads, shared, stream>>>(q, ldq, K, V, kv_row, hd, group, first_pos, window, kv_begin, chunk, scale, out,
                                                                    ldo, partial);
     else
-        k::attention<false><<<grid, kAttnThreads, shared, stream>>>(q, ldq, K, V, kv_row, hd, group, first_pos, chunk, scale, out,
+        k::attention<false><<<grid, kAttnThreads, shared, stream>>>(q, ldq, K, V, kv_row, hd, group, first_pos, window, kv_begin, chunk, scale, out,
                                                                     ldo, partial);
     if (n_split > 1)
         k::attention_combine<<<dim3(static_cast<unsigned>(n_head), static_cast<unsigned>(n)), std::min(hd, 256), 0, stream>>>(
@@ -142,6 +142,12 @@ void attention(bool f16, const float* q, int64_t ldq, const void* K, const void*
 void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
     k::swiglu<<<grid_for(n), kThreads, 0, stream>>>(gate, up, out, n);
 }
+
+void geglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
+    k::geglu<<<grid_for(n), kThreads, 0, stream>>>(gate, up, out, n);
+}
+
+void scale(float* x, float s, int64_t n, cudaStream_t stream) { k::scale<<<grid_for(n), kThreads, 0, stream>>>(x, s, n); }
 
 void add(float* x, const float* y, int64_t n, cudaStream_t stream) { k::add<<<grid_for(n), kThreads, 0, stream>>>(x, y, n); }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/fp16.hpp"
+#include "core/gelu.hpp"
 #include "quant/blocks.hpp"
 #include "quant/dequantize.hpp"
 #include "cuda/dot_units.hpp"
@@ -255,13 +256,16 @@ __device__ __forceinline__ float load_kv(const void* p, size_t i) {
 }
 
 /// Causal attention, flash-decoding style: block (head h, split s, query row r) walks
-/// its share of the cells [0, first_pos + r] in tiles of blockDim.x cells with an online
+/// its share (chunk cells from kv_begin + s * chunk) of the cells [0, first_pos + r] (from
+/// first_pos + r - window + 1 on for a sliding-window layer, window > 0: a split left empty
+/// reports max -inf) in tiles of blockDim.x cells with an online
 /// softmax. With one split it writes the output; with several, (unnormalized output,
 /// max, sum) per split for attention_combine. q is rounded to F16 for an F16 cache (as
 /// ggml does); scores, softmax and V·p in float. head_dim <= 2 * blockDim.x.
 template <bool kF16>
 __global__ void attention(const float* __restrict__ q, int64_t ldq, const void* __restrict__ K, const void* __restrict__ V,
-                          int kv_row, int hd, int group, int first_pos, int chunk, float scale, float* __restrict__ out,
+                          int kv_row, int hd, int group, int first_pos, int window, int kv_begin, int chunk, float scale,
+                          float* __restrict__ out,
                           int64_t ldo, float* __restrict__ partial) {
     extern __shared__ float smem[];
     float* qs = smem;       // [hd]
@@ -271,7 +275,8 @@ __global__ void attention(const float* __restrict__ q, int64_t ldq, const void* 
     const int n_head = gridDim.x, n_split = gridDim.y;
     const int tid = threadIdx.x, lane = tid % kWarp, warp = tid / kWarp, n_warps = blockDim.x / kWarp;
     const int n_kv = first_pos + r + 1;
-    const int begin = s * chunk, end = min(n_kv, begin + chunk);
+    const int lo = window > 0 ? max(0, n_kv - window) : 0;  // the window's first cell
+    const int begin = max(lo, kv_begin + s * chunk), end = min(n_kv, kv_begin + s * chunk + chunk);
     const int hk = h / group;
     const float* qh = q + r * ldq + static_cast<int64_t>(h) * hd;
     for (int i = tid; i < hd; i += blockDim.x) qs[i] = kF16 ? __half2float(__float2half_rn(qh[i])) : qh[i];
@@ -350,6 +355,18 @@ __global__ void swiglu(const float* g, const float* u, float* out, int64_t n) {
         const float gv = g[i];
         out[i] = gv / (1.0f + expf(-gv)) * u[i];
     }
+}
+
+// out may alias g (forward computes geglu(gate, up, gate)).
+__global__ void geglu(const float* g, const float* u, float* out, int64_t n) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = geglu_ggml(g[i], u[i]);
+}
+
+__global__ void scale(float* __restrict__ x, float s, int64_t n) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) x[i] *= s;
 }
 
 __global__ void add(float* __restrict__ x, const float* __restrict__ y, int64_t n) {

@@ -49,11 +49,17 @@ bool rms_norm(DType type, const float* x, float* y, int64_t rows, int64_t cols, 
 void rope(bool neox, float* x, int64_t rows, int64_t ldx, const RopeArgs& args, cudaStream_t stream);
 /// n rows of `row` values of k and v to the cache rows at kc / vc (F16 or F32 elements).
 void kv_store(bool f16, const float* k, const float* v, int64_t n, int64_t row, void* kc, void* vc, cudaStream_t stream);
-/// Causal attention (see kernels.cuh); n_split > 1 writes `partial` and then combines.
+/// Causal attention (see kernels.cuh), window > 0: a sliding-window layer's; the splits
+/// cover cells [kv_begin, first_pos + n) in chunks; n_split > 1 writes `partial` and then
+/// combines.
 void attention(bool f16, const float* q, int64_t ldq, const void* K, const void* V, int kv_row, int hd, int n_head, int group,
-               int64_t n, int first_pos, int n_split, int chunk, float scale, float* out, int64_t ldo, float* partial,
-               cudaStream_t stream);
+               int64_t n, int first_pos, int window, int kv_begin, int n_split, int chunk, float scale, float* out,
+               int64_t ldo, float* partial, cudaStream_t stream);
 void swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+/// out = gelu(gate) * up with ggml-cpu's F16 GELU (core/gelu.hpp); out may alias gate.
+void geglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+/// x *= s over n floats.
+void scale(float* x, float s, int64_t n, cudaStream_t stream);
 void add(float* x, const float* y, int64_t n, cudaStream_t stream);
 
 }  // namespace genie::cuda::launch

@@ -3,6 +3,7 @@
 
 #include "backend/cpu/kernels/kernels.hpp"
 #include "gguf/gguf_reader.hpp"
+#include "model/hparams.hpp"
 
 #if defined(GENIE_CLI_HAVE_CUDA)
 #include "cuda/device.hpp"
@@ -214,6 +215,27 @@ int cmd_info(Args args) {
                    hp("block_count"), hp("embedding_length"), hp("attention.head_count"),
                    r.contains(arch + ".attention.head_count_kv") ? hp("attention.head_count_kv") : hp("attention.head_count"),
                    hp("feed_forward_length"), hp("context_length"), vocab);
+    }
+
+    // Sliding-window attention (gemma3): which layers are local, their window and RoPE base.
+    if (genie::model::is_supported_architecture(arch)) {
+        try {
+            const genie::model::HParams hp = genie::model::read_hparams(r);
+            if (hp.n_swa > 0) {
+                std::string pattern;
+                int32_t local = 0;
+                for (int32_t il = 0; il < hp.n_layer; ++il) {
+                    pattern += hp.window(il) > 0 ? 'L' : 'G';
+                    local += hp.window(il) > 0;
+                }
+                fmt::print("attention:     {} local layers (sliding window {}, RoPE base {:g}), {} global (RoPE base {:g}){}\n",
+                           local, hp.n_swa, hp.rope_freq_base_swa, hp.n_layer - local, hp.rope_freq_base,
+                           hp.swa_pattern > 0 ? fmt::format("; pattern period {}", hp.swa_pattern) : std::string());
+                fmt::print("layer pattern: {} (L local, G global)\n", pattern);
+            }
+        } catch (const genie::Error& e) {
+            fmt::print("attention:     (hyper-parameters not readable: {})\n", e.what());
+        }
     }
 
     // Hyper-parameters: every "<arch>.*" key that holds a scalar (llama.cpp's naming).

@@ -4,6 +4,7 @@
 //
 //   genie-make-model --arch qwen3 --preset tiny --type q4_k_m --vocab-hf DIR -o out.gguf
 //   genie-make-model --arch llama --preset tiny --type f16 --vocab-gguf VOCAB.gguf -o out.gguf
+//   genie-make-model --arch gemma3 --preset gemma3-270m --type q8_0 --vocab-gguf VOCAB.gguf -o out.gguf
 #include "gguf/gguf_reader.hpp"
 #include "gguf/gguf_writer.hpp"
 #include "quant/quant.hpp"
@@ -49,13 +50,19 @@ using genie::ErrorCode;
 struct Shape {
     int64_t n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx;
     bool tied;
+    int64_t sliding_window = 0;  ///< gemma3: attention.sliding_window
 };
 
-// Presets: "tiny" for tests; the real Qwen3-0.6B / 4B dimensions for benchmarks.
+// Presets: "tiny" for tests; the real Qwen3-0.6B / 4B and Gemma 3 270M dimensions for
+// benchmarks. gemma3 with "tiny" takes the gemma3-tiny shape: six layers, so that llama.cpp's
+// default pattern makes layers 0-4 sliding-window layers and layer 5 global, and a window
+// of 16 positions, so that a short prompt already runs past it.
 const std::map<std::string, Shape> kPresets = {
     {"tiny", {256, 4, 8, 4, 32, 512, 4096, false}},
     {"qwen3-0.6b", {1024, 28, 16, 8, 128, 3072, 40960, true}},
     {"qwen3-4b", {2560, 36, 32, 8, 128, 9728, 40960, true}},
+    {"gemma3-tiny", {256, 6, 4, 1, 64, 512, 4096, false, 16}},
+    {"gemma3-270m", {640, 18, 4, 1, 256, 2048, 32768, true, 512}},
 };
 
 /// splitmix64: tiny, fast, and fully specified, so fixtures never change with a library.
@@ -93,6 +100,19 @@ void fill_values(uint64_t seed, const std::string& name, float scale, float offs
     for (int64_t i = 0; i < rows * row; ++i) out[i] = offset + scale * rng.uniform();
 }
 
+/// llama.cpp's quantizer keeps a K-quant only for rows of whole 256-element super-blocks
+/// and otherwise falls back (llama-quant.cpp): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0
+/// (the Gemma 3 270M's 640-wide rows).
+DType fallback_for_row(DType t, int64_t n_in) {
+    if (n_in % 256 == 0) return t;
+    switch (t) {
+        case DType::Q4_K: return DType::Q5_0;
+        case DType::Q5_K: return DType::Q5_1;
+        case DType::Q6_K: return DType::Q8_0;
+        default: return t;
+    }
+}
+
 DType weight_type(const std::string& type, const std::string& name, int64_t layer, int64_t n_layer, bool is_output) {
     if (type == "f32") return DType::F32;
     if (type == "f16") return DType::F16;
@@ -126,7 +146,7 @@ uint32_t file_type(const std::string& type) {
 
 void usage() {
     fmt::print(stderr,
-               "usage: genie-make-model --arch llama|qwen2|qwen3 --preset tiny|qwen3-0.6b|qwen3-4b\n"
+               "usage: genie-make-model --arch llama|qwen2|qwen3|gemma3 --preset tiny|qwen3-0.6b|qwen3-4b|gemma3-tiny|gemma3-270m\n"
                "         --type f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k|q4_k_m\n"
                "         (--vocab-hf DIR | --vocab-gguf FILE) [--seed N] [--layers N] -o OUT.gguf\n");
 }
@@ -161,12 +181,16 @@ int main(int argc, char** argv) {
             usage();
             return 2;
         }
-        if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
-            throw Error(ErrorCode::InvalidArgument, "--arch must be llama, qwen2 or qwen3");
+        if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3")
+            throw Error(ErrorCode::InvalidArgument, "--arch must be llama, qwen2, qwen3 or gemma3");
+        const bool gemma = arch == "gemma3";
+        if (gemma && preset == "tiny") preset = "gemma3-tiny";
+        if (gemma != (preset.rfind("gemma3-", 0) == 0))
+            throw Error(ErrorCode::InvalidArgument, fmt::format("--preset {} does not go with --arch {}", preset, arch));
         Shape s = kPresets.at(preset);
         if (layers > 0) s.n_layer = layers;
         if (arch == "qwen3" && preset == "tiny") s.head_dim = 64;  // head_dim != n_embd / n_head, as in real Qwen3
-        if (arch == "qwen3" || preset != "tiny") s.tied = true;
+        if (arch == "qwen3" || (preset != "tiny" && !gemma)) s.tied = true;
 
         // ---- vocabulary and metadata
         genie::gguf::Writer w;
@@ -199,6 +223,7 @@ int main(int argc, char** argv) {
         w.set(a + "attention.layer_norm_rms_epsilon", arch == "llama" ? 1e-5f : 1e-6f);
         w.set(a + "rope.freq_base", arch == "llama" ? 10000.0f : 1000000.0f);
         w.set(a + "rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+        if (s.sliding_window > 0) w.set(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
 
         // ---- tensors: uniform weights scaled so activations keep their size; the output
         // projection is 4x larger so logits are well separated (a robust greedy argmax).
@@ -207,7 +232,8 @@ int main(int argc, char** argv) {
         std::vector<TensorPlan> plan;
         auto add = [&](std::string name, std::vector<int64_t> shape, float scale, float offset, int64_t layer,
                        bool is_output = false) {
-            const DType t = shape.size() == 1 ? DType::F32 : weight_type(type, name, layer, s.n_layer, is_output);
+            const DType t =
+                shape.size() == 1 ? DType::F32 : fallback_for_row(weight_type(type, name, layer, s.n_layer, is_output), shape[0]);
             plan.push_back({std::move(name), std::move(shape), t, scale, offset});
         };
         add("token_embd.weight", {s.n_embd, n_vocab}, 1.0f, 0.0f, -1, s.tied);
@@ -232,11 +258,15 @@ int main(int argc, char** argv) {
                 add(p + "attn_k.bias", {kv_dim}, 0.1f, 0.0f, i);
                 add(p + "attn_v.bias", {kv_dim}, 0.1f, 0.0f, i);
             }
-            if (arch == "qwen3") {
+            if (arch == "qwen3" || gemma) {
                 add(p + "attn_q_norm.weight", {s.head_dim}, 0.1f, 1.0f, i);
                 add(p + "attn_k_norm.weight", {s.head_dim}, 0.1f, 1.0f, i);
             }
             add(p + "attn_output.weight", {q_dim, s.n_embd}, mat_scale(q_dim), 0.0f, i);
+            if (gemma) {  // Gemma's norms as llama.cpp's converter stores them (1 already added)
+                add(p + "post_attention_norm.weight", {s.n_embd}, 0.1f, 1.0f, i);
+                add(p + "post_ffw_norm.weight", {s.n_embd}, 0.1f, 1.0f, i);
+            }
             add(p + "ffn_norm.weight", {s.n_embd}, 0.1f, 1.0f, i);
             add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, mat_scale(s.n_embd), 0.0f, i);
             add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, mat_scale(s.n_embd), 0.0f, i);

@@ -151,7 +151,7 @@ GENIE_API void genie_model_free(genie_model *model);
  * `load_time_ms` (a caller built against it keeps working: nothing past it is written). */
 typedef struct genie_model_info {
     unsigned int version;         /* set by the caller: GENIE_MODEL_INFO_VERSION */
-    const char *architecture;     /* "llama", "qwen2", "qwen3"; borrowed, lives as long as the model */
+    const char *architecture;     /* "llama", "qwen2", "qwen3", "gemma3"; borrowed, lives as long as the model */
     const char *name;             /* general.name or ""; borrowed, lives as long as the model */
     uint64_t parameter_count;
     uint64_t file_size;           /* bytes */
@@ -743,7 +743,7 @@ typedef struct genie_engine_status_info {
     float load_progress;           /* of the running (or last) load, 0..1 */
     char *model_path;              /* the serving model's file */
     char *model_name;              /* its general.name */
-    char *architecture;            /* "llama", "qwen2", "qwen3" */
+    char *architecture;            /* "llama", "qwen2", "qwen3", "gemma3" */
     char *backend;                 /* "cpu" */
     int32_t context_length;        /* tokens per session (the limit in force) */
     int32_t n_ctx_train;

@@ -45,7 +45,7 @@ struct ModelOptions {
 
 /// Facts about a loaded model, read from its GGUF metadata.
 struct ModelInfo {
-    std::string architecture;   ///< "llama", "qwen2", "qwen3"
+    std::string architecture;   ///< "llama", "qwen2", "qwen3", "gemma3"
     std::string name;           ///< general.name, or "" when absent
     uint64_t parameter_count = 0;
     uint64_t file_size = 0;     ///< bytes

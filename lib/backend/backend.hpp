@@ -143,11 +143,20 @@ public:
     virtual void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) = 0;
     /// Causal attention of n queries at positions first_pos.. over the cache cells
     /// [0, first_pos + r] of `layer` (grouped-query: query head h uses kv head
-    /// h / (n_head / n_head_kv)).                  q, out: [n, n_head * head_dim]
+    /// h / (n_head / n_head_kv)); scores scaled by `scale` before the softmax. With
+    /// window > 0 (a sliding-window layer) the query at position p sees the cells
+    /// [max(0, p - window + 1), p] only (llama.cpp's standard SWA mask).
+    ///                                                       q, out: [n, n_head * head_dim]
     virtual void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head,
-                           float scale, Tensor& out) = 0;
+                           float scale, int32_t window, Tensor& out) = 0;
     /// out = silu(gate) * up                                   all: [n, n_ff]
     virtual void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+    /// out = gelu_tanh(gate) * up with gelu as ggml's CPU computes it: 0 for gate <= -10,
+    /// gate for gate >= 10, else gelu of gate rounded to F16, rounded to F16
+    /// (quant/activations.hpp, gelu_f16_table_value).        all: [n, n_ff]
+    virtual void geglu(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+    /// x *= s (one float multiply per element)                     x: [n, cols]
+    virtual void scale(Tensor& x, float s) = 0;
     /// x += y                                                     x, y: [n, cols]
     virtual void add(Tensor& x, const Tensor& y) = 0;
     /// Copies row `row` of t to host memory.

@@ -33,6 +33,10 @@ Forward::Forward(const Model::Impl& model, backend::Backend& backend, backend::K
                               model.weights.rope_freqs.n_in);
         rope_.freq_factors = rope_freqs_.data();
     }
+    // Sliding-window layers (gemma3) rotate with their own base and scale.
+    rope_swa_ = rope_;
+    rope_swa_.freq_base = hp.rope_freq_base_swa;
+    rope_swa_.freq_scale = hp.rope_freq_scale_swa;
 }
 
 void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* logits) {
@@ -43,10 +47,13 @@ void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* log
     ws.reset();
     const int64_t n = static_cast<int64_t>(tokens.size());
     const int64_t hd = hp.head_dim_k, q_dim = hp.n_head * hd, kv_dim = hp.n_head_kv * hd;
-    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    // llama, qwen: the attention scales its scores by 1 / sqrt(hd); gemma3 scales q in float
+    // first (hp.attention_scale) and the scores by 1, as llama.cpp's graph.
+    const float kq_scale = hp.q_scale_before_attention ? 1.0f : hp.attention_scale;
 
     backend::Tensor x = ws.allocate(n, hp.n_embd);  // the residual stream [n, n_embd]
     be.embed(w.token_embd, tokens, x);
+    if (hp.recipe.scale_embeddings) be.scale(x, std::sqrt(static_cast<float>(hp.n_embd)));
 
     backend::Tensor cur = ws.allocate(n, hp.n_embd);
     // The attention's q, k, v, attn and the feed-forward's gate, up are never live at the
@@ -83,20 +90,26 @@ void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* log
             be.rms_norm(qh, l.q_norm, hp.rms_eps, qh);
             be.rms_norm(kh, l.k_norm, hp.rms_eps, kh);
         }
-        be.rope(q, hp.n_head, static_cast<int32_t>(hd), first_pos, rope_);
-        be.rope(k, hp.n_head_kv, static_cast<int32_t>(hd), first_pos, rope_);
+        const int32_t window = hp.window(il);  // 0: a global layer
+        const backend::RopeParams& rope = window > 0 ? rope_swa_ : rope_;
+        be.rope(q, hp.n_head, static_cast<int32_t>(hd), first_pos, rope);
+        be.rope(k, hp.n_head_kv, static_cast<int32_t>(hd), first_pos, rope);
+        if (hp.q_scale_before_attention) be.scale(q, hp.attention_scale);
         be.kv_store(cache_, il, k, v, first_pos);
-        be.attention(q, cache_, il, first_pos, hp.n_head, kq_scale, attn);  // [n, n_head * hd]
-        be.matmul(l.wo, attn, cur);                                          // [n, n_embd]
+        be.attention(q, cache_, il, first_pos, hp.n_head, kq_scale, window, attn);  // [n, n_head * hd]
+        be.matmul(l.wo, attn, cur);                                                  // [n, n_embd]
+        if (hp.recipe.post_norms) be.rms_norm(cur, l.attn_post_norm, hp.rms_eps, cur);
         be.add(x, cur);
-        // ---- feed-forward (SwiGLU)
+        // ---- feed-forward (SwiGLU, or GeGLU for gemma3)
         be.rms_norm(x, l.ffn_norm, hp.rms_eps, cur);
         {
             const backend::Backend::MatmulOut gate_up[] = {{&l.ffn_gate, &gate}, {&l.ffn_up, &up}};  // [n, n_ff] each
             be.matmul_shared_input(cur, gate_up);
         }
-        be.swiglu(gate, up, gate);
+        if (hp.recipe.ffn == FfnActivation::Geglu) be.geglu(gate, up, gate);
+        else be.swiglu(gate, up, gate);
         be.matmul(l.ffn_down, gate, cur);  // [n, n_embd]
+        if (hp.recipe.post_norms) be.rms_norm(cur, l.ffn_post_norm, hp.rms_eps, cur);
         be.add(x, cur);
     }
     // Only the last token's logits are needed.
@@ -108,6 +121,11 @@ void Forward::run(std::span<const int32_t> tokens, int32_t first_pos, float* log
     backend::Tensor out = be.host_tensors() ? backend::Tensor{logits, 1, hp.n_vocab} : ws.allocate(1, hp.n_vocab);
     be.matmul(w.output, normed, out);
     if (out.data != logits) be.read_row(out, 0, logits);
+    if (const float cap = hp.final_logit_softcapping; cap > 0.0f) {
+        // As ggml's graph: scale by 1 / cap, tanh, scale by cap (in host memory: n_vocab floats).
+        const float inv = 1.0f / cap;
+        for (int32_t i = 0; i < hp.n_vocab; ++i) logits[i] = std::tanh(logits[i] * inv) * cap;
+    }
 }
 
 }  // namespace genie::model

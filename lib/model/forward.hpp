@@ -1,4 +1,4 @@
-// The forward pass of a decoder-only transformer (llama / qwen2 / qwen3), written
+// The forward pass of a decoder-only transformer (llama / qwen2 / qwen3 / gemma3), written
 // once against the Backend interface.
 #pragma once
 
@@ -24,7 +24,8 @@ private:
     backend::Backend& backend_;
     backend::KvCache& cache_;
     std::unique_ptr<backend::Workspace> workspace_;
-    backend::RopeParams rope_;
+    backend::RopeParams rope_;      // global layers
+    backend::RopeParams rope_swa_;  // sliding-window layers (gemma3)
     std::vector<float> rope_freqs_;
 };
 

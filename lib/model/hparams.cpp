@@ -4,10 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace genie::model {
 
 bool is_supported_architecture(const std::string& arch) {
-    return arch == "llama" || arch == "qwen2" || arch == "qwen3";
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gemma3";
 }
 
 namespace {
@@ -20,8 +22,63 @@ Recipe recipe_for(const std::string& arch) {
     } else if (arch == "qwen3") {
         r.rope_mode = RopeMode::Neox;
         r.qk_norm = true;
+    } else if (arch == "gemma3") {
+        r.rope_mode = RopeMode::Neox;
+        r.qk_norm = true;
+        r.scale_embeddings = true;
+        r.post_norms = true;
+        r.ffn = FfnActivation::Geglu;
     }
     return r;
+}
+
+/// Gemma 3, as llama.cpp's loader reads it: with attention.sliding_window > 0, every
+/// `pattern`-th layer (attention.sliding_window_pattern, default 6) global and the others a
+/// sliding window of that many positions, rotating with base rope.freq_base_swa (10000
+/// when absent) and scale 1; without it every layer global. q scaled by
+/// 1 / sqrt(key_length) (the 62-layer 27B: 1 / sqrt(n_embd / n_head)) before the
+/// attention, which scales by 1; final_logit_softcapping applied when present and non-zero.
+void read_gemma3(const gguf::Reader& reader, const std::string& a, HParams& hp) {
+    hp.q_scale_before_attention = true;
+    hp.attention_scale = hp.n_layer == 62 ? 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head))
+                                          : 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+    hp.final_logit_softcapping = reader.get_or<float>(a + "final_logit_softcapping", 0.0f);
+    if (!(hp.final_logit_softcapping >= 0.0f))
+        throw Error(ErrorCode::Format, fmt::format("'{}': final_logit_softcapping {} is out of range", reader.path(),
+                                                   hp.final_logit_softcapping));
+    const int64_t n_swa = reader.get_or<int64_t>(a + "attention.sliding_window", 0);
+    if (n_swa <= 0) return;  // every layer global
+    if (n_swa > (int64_t{1} << 30))
+        throw Error(ErrorCode::Format, fmt::format("'{}': attention.sliding_window = {} is out of range", reader.path(), n_swa));
+    hp.rope_freq_base_swa = reader.get_or<float>(a + "rope.freq_base_swa", 10000.0f);
+    if (!(hp.rope_freq_base_swa > 0.0f))
+        throw Error(ErrorCode::Format,
+                    fmt::format("'{}': rope.freq_base_swa {} is out of range", reader.path(), hp.rope_freq_base_swa));
+    hp.rope_freq_scale_swa = 1.0f;
+    hp.n_swa = static_cast<int32_t>(n_swa);
+    hp.is_swa.assign(static_cast<size_t>(hp.n_layer), false);
+    const std::string pattern_key = a + "attention.sliding_window_pattern";
+    const gguf::Value* per_layer = reader.find(pattern_key);
+    if (per_layer && per_layer->is_array()) {  // one flag per layer (true: sliding window)
+        const auto& items = per_layer->array()->items;
+        if (items.size() != static_cast<size_t>(hp.n_layer))
+            throw Error(ErrorCode::Format, fmt::format("'{}': {} has {} entries for {} layers", reader.path(), pattern_key,
+                                                       items.size(), hp.n_layer));
+        for (size_t il = 0; il < items.size(); ++il) {
+            const auto flag = items[il].as<bool>();
+            if (!flag) throw Error(ErrorCode::Format, fmt::format("'{}': {} must hold booleans", reader.path(), pattern_key));
+            hp.is_swa[il] = *flag;
+        }
+        return;
+    }
+    const int64_t pattern = reader.get_or<int64_t>(pattern_key, 6);
+    if (pattern < 0 || pattern > 1024)
+        throw Error(ErrorCode::Format,
+                    fmt::format("'{}': attention.sliding_window_pattern = {} is out of range", reader.path(), pattern));
+    hp.swa_pattern = static_cast<int32_t>(pattern);
+    // llama_hparams::set_swa_pattern: a pattern of 0 makes every layer a sliding-window one
+    for (int32_t il = 0; il < hp.n_layer; ++il)
+        hp.is_swa[static_cast<size_t>(il)] = pattern == 0 || il % pattern < pattern - 1;
 }
 
 }  // namespace
@@ -33,7 +90,7 @@ HParams read_hparams(const gguf::Reader& reader) {
         throw Error(ErrorCode::Format, fmt::format("'{}': general.architecture is missing", reader.path()));
     if (!is_supported_architecture(hp.architecture))
         throw Error(ErrorCode::Unsupported,
-                    fmt::format("'{}': architecture '{}' is not supported (supported: llama, qwen2, qwen3)",
+                    fmt::format("'{}': architecture '{}' is not supported (supported: llama, qwen2, qwen3, gemma3)",
                                 reader.path(), hp.architecture));
     hp.recipe = recipe_for(hp.architecture);
     const std::string a = hp.architecture + ".";
@@ -97,6 +154,8 @@ HParams read_hparams(const gguf::Reader& reader) {
         hp.yarn_beta_fast = reader.get_or<float>(a + "rope.scaling.yarn_beta_fast", 32.0f);
         hp.yarn_beta_slow = reader.get_or<float>(a + "rope.scaling.yarn_beta_slow", 1.0f);
     }
+    hp.attention_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
+    if (hp.architecture == "gemma3") read_gemma3(reader, a, hp);
     return hp;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace genie::model {
 
@@ -17,11 +18,20 @@ enum class RopeMode {
 
 enum class RopeScaling { None, Linear, Yarn };
 
+/// The feed-forward's gated activation.
+enum class FfnActivation {
+    Swiglu,  ///< silu(gate) * up: llama, qwen2, qwen3
+    Geglu,   ///< gelu_tanh(gate) * up: gemma3
+};
+
 /// Architecture switches: what the forward pass does differently per family.
 struct Recipe {
     RopeMode rope_mode = RopeMode::Normal;
     bool qkv_bias = false;  ///< qwen2: q/k/v projections have a bias
-    bool qk_norm = false;   ///< qwen3: per-head RMSNorm of q and k before RoPE
+    bool qk_norm = false;   ///< qwen3, gemma3: per-head RMSNorm of q and k before RoPE
+    bool scale_embeddings = false;  ///< gemma3: token embeddings times sqrt(n_embd)
+    bool post_norms = false;        ///< gemma3: RMSNorm of the attention and FFN outputs before the residual add
+    FfnActivation ffn = FfnActivation::Swiglu;
 };
 
 struct HParams {
@@ -47,6 +57,23 @@ struct HParams {
     float yarn_attn_factor = 1.0f;
     float yarn_beta_fast = 32.0f;
     float yarn_beta_slow = 1.0f;
+    // Attention
+    /// Multiplies q after RoPE; the attention itself then scales its scores by 1 when
+    /// q_scale_before_attention, else by this value (llama, qwen: 1 / sqrt(head_dim)).
+    float attention_scale = 0.0f;
+    bool q_scale_before_attention = false;  ///< gemma3: q scaled in float before attention, as llama.cpp
+    // Sliding-window attention (gemma3): layers with is_swa[il] see the last n_swa positions
+    // (a query at position p reads keys at p - n_swa + 1 .. p, llama.cpp's standard SWA)
+    // and rotate with their own RoPE base and scale.
+    int32_t n_swa = 0;            ///< attention.sliding_window; 0: every layer global
+    int32_t swa_pattern = 0;      ///< every swa_pattern-th layer (il % pattern == pattern - 1) is global
+    std::vector<bool> is_swa;     ///< [n_layer]
+    float rope_freq_base_swa = 10000.0f;
+    float rope_freq_scale_swa = 1.0f;
+    /// gemma3: logits = cap * tanh(logits / cap) when > 0 (final_logit_softcapping).
+    float final_logit_softcapping = 0.0f;
+    /// Attention window of layer il: n_swa for a sliding-window layer, 0 (unlimited) otherwise.
+    int32_t window(int32_t il) const noexcept { return !is_swa.empty() && is_swa[static_cast<size_t>(il)] ? n_swa : 0; }
 };
 
 /// The architectures this build runs.

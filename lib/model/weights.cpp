@@ -90,6 +90,10 @@ Weights bind_weights(const gguf::Reader& reader, HParams& hp) {
             l.q_norm = b.require(p + "attn_q_norm.weight", {hd});
             l.k_norm = b.require(p + "attn_k_norm.weight", {hd});
         }
+        if (hp.recipe.post_norms) {  // llama.cpp's gemma names
+            l.attn_post_norm = b.require(p + "post_attention_norm.weight", {n_embd});
+            l.ffn_post_norm = b.require(p + "post_ffw_norm.weight", {n_embd});
+        }
         l.ffn_norm = b.require(p + "ffn_norm.weight", {n_embd});
         l.ffn_gate = b.require(p + "ffn_gate.weight", {n_embd, n_ff});
         l.ffn_up = b.require(p + "ffn_up.weight", {n_embd, n_ff});

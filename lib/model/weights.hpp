@@ -17,7 +17,9 @@ struct LayerWeights {
     backend::Weight wv;          // [n_embd] -> [n_head_kv * head_dim]
     backend::Weight wo;          // [n_head * head_dim] -> [n_embd]
     backend::Weight bq, bk, bv;  // qwen2 biases (empty otherwise)
-    backend::Weight q_norm, k_norm;  // qwen3: [head_dim] (empty otherwise)
+    backend::Weight q_norm, k_norm;  // qwen3, gemma3: [head_dim] (empty otherwise)
+    backend::Weight attn_post_norm;  // gemma3: [n_embd] (empty otherwise)
+    backend::Weight ffn_post_norm;   // gemma3: [n_embd] (empty otherwise)
     backend::Weight ffn_norm;    // [n_embd]
     backend::Weight ffn_gate;    // [n_embd] -> [n_ff]
     backend::Weight ffn_up;      // [n_embd] -> [n_ff]

@@ -24,6 +24,10 @@ N_PREDICT = 64
 TOP = 20
 
 STORY_PROMPTS = ["Once upon a time", "The little dog was very happy because", "Lily and Tom went to the park."]
+# gemma3 fixtures have a sliding window of 16 positions: a prompt longer than that puts the
+# window to work in the prompt itself (the 64 generated tokens run past it in every case).
+LONG_STORY_PROMPT = ("Once upon a time, in a small village by the sea, there lived a little girl named Lily. "
+                     "Every morning she walked to the beach with her dog and looked for shells in the sand.")
 TEXT_PROMPTS = [
     "The quick brown fox",
     "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n",
@@ -38,7 +42,12 @@ def models():
         if not line.strip() or line.startswith("#"):
             continue
         name = line.split()[0]
-        prompts = TEXT_PROMPTS if name.startswith("qwen") else STORY_PROMPTS[:2] + TEXT_PROMPTS[:1]
+        if name.startswith("qwen"):
+            prompts = TEXT_PROMPTS
+        elif name.startswith("gemma3"):
+            prompts = STORY_PROMPTS[:1] + [LONG_STORY_PROMPT] + TEXT_PROMPTS[:1]
+        else:
+            prompts = STORY_PROMPTS[:2] + TEXT_PROMPTS[:1]
         yield name, FIXTURES / f"{name}.gguf", prompts
 
 

@@ -179,7 +179,7 @@ TEST_CASE("CUDA embed equals the CPU bit for bit", "[gpu][ops]") {
     }
 }
 
-TEST_CASE("CUDA rms_norm, add_bias, swiglu, add match the CPU", "[gpu][ops]") {
+TEST_CASE("CUDA rms_norm, add_bias, swiglu, geglu, scale, add match the CPU", "[gpu][ops]") {
     std::mt19937 rng(13);
     struct Shape {
         int64_t rows, cols;
@@ -223,6 +223,20 @@ TEST_CASE("CUDA rms_norm, add_bias, swiglu, add match the CPU", "[gpu][ops]") {
         b.cpu->swiglu(g.cpu, u.cpu, g.cpu);  // in place, as the forward pass does
         b.cuda->swiglu(g.dev, u.dev, g.dev);
         CHECK(close(download(g.dev), g.host, 1e-5) <= 1.0);
+
+        // geglu: the same F16-rounded GELU (core/gelu.hpp) on both; the device's tanhf may
+        // differ from the host's by an ulp, which moves the F16 rounding at a tie only.
+        {
+            Pair gg = make_pair(*b.ws, s.rows, s.cols, random_floats(n, rng, 12.0f));
+            b.cpu->geglu(gg.cpu, u.cpu, gg.cpu);
+            b.cuda->geglu(gg.dev, u.dev, gg.dev);
+            CHECK(close(download(gg.dev), gg.host, 1e-3) <= 1.0);
+            // scale: one float multiply per element, exact against the host's
+            std::vector<float> scaled = download(gg.dev);
+            for (float& f : scaled) f *= 25.29822f;
+            b.cuda->scale(gg.dev, 25.29822f);
+            CHECK(download(gg.dev) == scaled);
+        }
 
         std::vector<float> expected = download(g.dev);
         for (size_t i = 0; i < expected.size(); ++i) expected[i] += u.host[i];
@@ -288,16 +302,21 @@ TEST_CASE("CUDA kv_store + attention match the CPU: decode splits, prefill, GQA,
     struct Case {
         int32_t head_dim, n_head, n_head_kv, first_pos, rows;
         KvType kv;
+        int32_t window = 0;  // > 0: a sliding-window layer (gemma3)
     };
     const Case cases[] = {
         {128, 16, 8, 0, 1, KvType::F16},    {128, 16, 8, 5, 1, KvType::F16},   {128, 16, 8, 700, 1, KvType::F16},
         {128, 32, 8, 3000, 1, KvType::F16}, {64, 8, 8, 300, 4, KvType::F16},   {128, 16, 8, 0, 37, KvType::F16},
         {128, 16, 2, 100, 37, KvType::F16}, {256, 8, 4, 50, 3, KvType::F16},   {128, 16, 8, 900, 1, KvType::F32},
         {64, 4, 4, 20, 130, KvType::F32},
+        // sliding windows: decode far past the window (splits that fall before it stay
+        // empty), a prompt crossing it, a window wider than the context so far
+        {256, 4, 1, 3000, 1, KvType::F16, 512}, {256, 4, 1, 20, 60, KvType::F16, 16},
+        {64, 8, 2, 5, 40, KvType::F32, 7},      {128, 16, 8, 10, 5, KvType::F16, 512},
     };
     for (const Case& c : cases) {
         INFO("head_dim " << c.head_dim << " heads " << c.n_head << "/" << c.n_head_kv << " first_pos " << c.first_pos << " rows "
-                         << c.rows << " kv " << (c.kv == KvType::F16 ? "f16" : "f32"));
+                         << c.rows << " kv " << (c.kv == KvType::F16 ? "f16" : "f32") << " window " << c.window);
         WeightArena arena(4096);
         Backends b = make_backends(arena);
         const int32_t n_ctx = c.first_pos + c.rows + 3;
@@ -320,8 +339,8 @@ TEST_CASE("CUDA kv_store + attention match the CPU: decode splits, prefill, GQA,
         Pair q = make_pair(*b.ws, c.rows, q_dim, random_floats(static_cast<size_t>(c.rows * q_dim), rng));
         Pair out = make_pair(*b.ws, c.rows, q_dim, {});
         const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-        b.cpu->attention(q.cpu, *cpu_cache, 1, c.first_pos, c.n_head, scale, out.cpu);
-        b.cuda->attention(q.dev, *dev_cache, 1, c.first_pos, c.n_head, scale, out.dev);
+        b.cpu->attention(q.cpu, *cpu_cache, 1, c.first_pos, c.n_head, scale, c.window, out.cpu);
+        b.cuda->attention(q.dev, *dev_cache, 1, c.first_pos, c.n_head, scale, c.window, out.dev);
         const std::vector<float> gpu = download(out.dev);
         double worst = 0;
         for (size_t i = 0; i < gpu.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(gpu[i]) - out.host[i]));

@@ -162,3 +162,11 @@ TEST_CASE("golden: qwen3 fixtures match llama.cpp", "[golden][fixtures]") {
     REQUIRE_FALSE(names.empty());
     for (const auto& n : names) DYNAMIC_SECTION(n) { check_model(n); }
 }
+
+TEST_CASE("golden: gemma3 fixtures match llama.cpp", "[golden][fixtures]") {
+    // Six layers (five with a sliding window of 16 positions, one global); prompts up to
+    // 45 tokens plus 64 generated ones: the window is crossed in every case.
+    const auto names = golden_names("gemma3-tiny");
+    REQUIRE_FALSE(names.empty());
+    for (const auto& n : names) DYNAMIC_SECTION(n) { check_model(n); }
+}

@@ -1,7 +1,8 @@
 // The CPU backend's F16 KV cache (per head, keys and values cell-major) and its attention:
 // against a double-precision reference computed here from the cells as read_cells
 // returns them (cell rows, the KV file's format), for grouped and plain multi-head
-// shapes, single-row decode and multi-row prefill blocks, long causal ranges; and
+// shapes, single-row decode and multi-row prefill blocks, long causal ranges, sliding
+// windows; and
 // write_cells of cell rows into a second cache gives the same attention bit for bit.
 #include "backend/backend.hpp"
 #include "core/fp16.hpp"
@@ -26,15 +27,18 @@ float f16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
 /// (cell rows), in double, with q and the probabilities rounded through F16 as the kernel
 /// (and ggml) does.
 std::vector<double> reference(const std::vector<float>& q, int32_t n_q, int32_t first_pos, const std::vector<float>& K,
-                              const std::vector<float>& V, int32_t n_head, int32_t n_head_kv, int32_t hd, float scale) {
+                              const std::vector<float>& V, int32_t n_head, int32_t n_head_kv, int32_t hd, float scale,
+                              int32_t window) {
     const int64_t kv_dim = int64_t{n_head_kv} * hd, q_dim = int64_t{n_head} * hd;
     const int32_t group = n_head / n_head_kv;
     std::vector<double> out(static_cast<size_t>(n_q * q_dim));
     for (int32_t r = 0; r < n_q; ++r)
         for (int32_t h = 0; h < n_head; ++h) {
             const int32_t hk = h / group, n_kv = first_pos + r + 1;
-            std::vector<double> p(static_cast<size_t>(n_kv));
-            for (int32_t t = 0; t < n_kv; ++t) {
+            // a sliding window hides a key at p0 from the query at p1 when p1 - p0 >= window
+            const int32_t t0 = window > 0 ? std::max(0, n_kv - window) : 0;
+            std::vector<double> p(static_cast<size_t>(n_kv), -INFINITY);
+            for (int32_t t = t0; t < n_kv; ++t) {
                 double dot = 0;
                 for (int32_t i = 0; i < hd; ++i)
                     dot += double{K[static_cast<size_t>(t * kv_dim + hk * hd + i)]} *
@@ -46,7 +50,7 @@ std::vector<double> reference(const std::vector<float>& q, int32_t n_q, int32_t 
             for (double& x : p) sum += (x = std::exp(x - mx));
             for (int32_t i = 0; i < hd; ++i) {
                 double acc = 0;
-                for (int32_t t = 0; t < n_kv; ++t)
+                for (int32_t t = t0; t < n_kv; ++t)
                     acc += f16_round(static_cast<float>(p[static_cast<size_t>(t)] / sum)) *
                            double{V[static_cast<size_t>(t * kv_dim + hk * hd + i)]};
                 out[static_cast<size_t>(r * q_dim + h * hd + i)] = acc;
@@ -102,20 +106,24 @@ TEST_CASE("attention f16: equals a double-precision reference, and cells survive
 
             const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
             struct Run {
-                int32_t first_pos, n_q;
+                int32_t first_pos, n_q, window;
             };
             // decode at the end of the cells, decode early, a prefill block continuing the
-            // cache, a prefill from the start (rows of different causal ranges).
-            for (const Run run : {Run{n_cells - 1, 1}, Run{40, 1}, Run{n_cells - 9, 9}, Run{0, 45}}) {
-                INFO("first_pos " << run.first_pos << " rows " << run.n_q);
+            // cache, a prefill from the start (rows of different causal ranges); then with a
+            // sliding window (gemma3): decode past it, decode within it, prompt blocks whose
+            // rows start at different cells, a prompt from the start crossing a small window.
+            for (const Run run : {Run{n_cells - 1, 1, 0}, Run{40, 1, 0}, Run{n_cells - 9, 9, 0}, Run{0, 45, 0},
+                                  Run{n_cells - 1, 1, 512}, Run{40, 1, 512}, Run{600, 70, 37}, Run{0, 45, 16},
+                                  Run{n_cells - 9, 9, 1}}) {
+                INFO("first_pos " << run.first_pos << " rows " << run.n_q << " window " << run.window);
                 std::vector<float> qbuf(static_cast<size_t>(run.n_q * q_dim)), o1(qbuf.size()), o2(qbuf.size());
                 for (auto& x : qbuf) x = normal(rng);
                 backend::Tensor q{qbuf.data(), run.n_q, q_dim}, out1{o1.data(), run.n_q, q_dim}, out2{o2.data(), run.n_q, q_dim};
-                be->attention(q, *cache, 2, run.first_pos, shape.n_head, scale, out1);
-                be->attention(q, *restored, 2, run.first_pos, shape.n_head, scale, out2);
+                be->attention(q, *cache, 2, run.first_pos, shape.n_head, scale, run.window, out1);
+                be->attention(q, *restored, 2, run.first_pos, shape.n_head, scale, run.window, out2);
                 REQUIRE(std::memcmp(o1.data(), o2.data(), o1.size() * sizeof(float)) == 0);
                 const std::vector<double> want =
-                    reference(qbuf, run.n_q, run.first_pos, K, V, shape.n_head, shape.n_head_kv, shape.head_dim, scale);
+                    reference(qbuf, run.n_q, run.first_pos, K, V, shape.n_head, shape.n_head_kv, shape.head_dim, scale, run.window);
                 double max_err = 0;
                 for (size_t i = 0; i < want.size(); ++i) max_err = std::max(max_err, std::fabs(want[i] - o1[i]));
                 // Float sums of up to ~1000 F16 products of |p| <= 1 and |v| ~ 1, and the

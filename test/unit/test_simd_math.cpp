@@ -109,6 +109,45 @@ TEST_CASE("simd math: swiglu equals silu(g) * u within 4 ulp", "[simd_math]") {
     }
 }
 
+TEST_CASE("simd math: geglu equals ggml's F16-table GELU times u, bit for bit, in every variant", "[simd_math]") {
+    // Every F16 input value (so every table entry), values past +-10, and random floats
+    // (which round to F16 first, ties included).
+    std::vector<float> g;
+    for (uint32_t h = 0; h < (1u << 16); ++h) {
+        const float f = fp16_to_fp32(static_cast<uint16_t>(h));
+        if (std::isfinite(f)) g.push_back(f);
+    }
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-14.0f, 14.0f);
+    for (int i = 0; i < 4099; ++i) g.push_back(dist(rng));
+    for (float f : {-10.0f, 10.0f, -10.000001f, 9.999999f, 0.0f, -0.0f}) g.push_back(f);
+    std::vector<float> u(g.size());
+    for (auto& v : u) v = dist(rng);
+    // The definition, as ggml_vec_geglu_f32 with GGML_GELU_FP16 computes it.
+    auto want = [](float x, float up) {
+        if (x <= -10.0f) return 0.0f;
+        if (x >= 10.0f) return x * up;
+        const float xh = fp16_to_fp32(fp32_to_fp16(x));
+        const float gelu = 0.5f * xh * (1.0f + std::tanh(0.79788456080286535587989211986876f * xh * (1.0f + 0.044715f * xh * xh)));
+        return fp16_to_fp32(fp32_to_fp16(gelu)) * up;
+    };
+    for (const cpu::MathFns* m : all_math()) {
+        INFO(m->isa);
+        const auto n = static_cast<int64_t>(g.size());
+        std::vector<float> out(g.size());
+        m->geglu(n, g.data(), u.data(), out.data());
+        size_t wrong = 0;
+        for (size_t i = 0; i < g.size(); ++i) {
+            const float w = want(g[i], u[i]);
+            wrong += std::memcmp(&out[i], &w, sizeof w) != 0;
+        }
+        CHECK(wrong == 0);
+        std::vector<float> in_place = g;
+        m->geglu(n, in_place.data(), u.data(), in_place.data());
+        REQUIRE(std::memcmp(in_place.data(), out.data(), out.size() * sizeof(float)) == 0);
+    }
+}
+
 TEST_CASE("simd math: sum_squares is the double sum of float squares, and RMSNorm's float mean equals the sequential chain's", "[simd_math]") {
     std::mt19937 rng(10);
     std::normal_distribution<float> dist(0.0f, 3.0f);

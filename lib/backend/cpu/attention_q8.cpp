@@ -334,7 +334,7 @@ void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8
 }
 
 void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, int32_t n_ctx, int32_t n_head_kv,
-               int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out) {
+               int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, int32_t window, Tensor& out) {
     const cpu::KernelSet& ks = cpu::kernel_set();
     const cpu::GemmFn dot = ks.gemm[static_cast<int>(DType::Q8_0)];
     const cpu::QuantizeFn quantize = quantizer(ks);
@@ -362,7 +362,9 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
             const int32_t hk = static_cast<int32_t>(item / blocks), h0 = hk * group;
             const int64_t r0 = block * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
             const int32_t nq = static_cast<int32_t>((r1 - r0) * group);
-            const int32_t n_kv_max = first_pos + static_cast<int32_t>(r1);  // causal range of the block's last row
+            // cells [lo, lo + n_kv_max): from the block's first row's window start to its last row
+            const int32_t lo = visible_cells(first_pos + static_cast<int32_t>(r0), window).first;
+            const int32_t n_kv_max = first_pos + static_cast<int32_t>(r1) - lo;
             q8.resize(static_cast<size_t>(nq) * blocks_per_head);
             // A row's query heads of this group are adjacent: one quantize call per row.
             for (int64_t r = r0; r < r1; ++r)
@@ -370,16 +372,20 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
                          static_cast<int64_t>(group) * head_dim);
             scores.resize(static_cast<size_t>(nq) * n_kv_max);
             // scores[i][t] = K[t] · q[i]
-            dot(head_dim, K + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv_max, q8.data(), head_bytes, nq,
+            dot(head_dim, K + head_cell_offset(hk, lo, n_ctx, head_bytes), head_bytes, n_kv_max, q8.data(), head_bytes, nq,
                 scores.data(), static_cast<size_t>(n_kv_max));
             for (int32_t i = 0; i < nq; ++i) {
-                const int32_t n_kv = first_pos + static_cast<int32_t>(r0) + i / group + 1;  // causal: cells [0, pos]
-                float* sg = scores.data() + static_cast<size_t>(i) * n_kv_max;
+                // visible: cells [a, b) of the block's range (causal, and the window)
+                const auto [cell0, cell_end] = visible_cells(first_pos + static_cast<int32_t>(r0) + i / group, window);
+                const int32_t a = cell0 - lo, b = cell_end - lo, n_kv = b - a;
+                float* row = scores.data() + static_cast<size_t>(i) * n_kv_max;
+                float* sg = row + a;
                 const float max = cpu::scaled_max(sg, n_kv, scale);
                 const double sum = math.softmax_exp(n_kv, sg, sg, scale, max);  // as the F16 path
                 const float inv = static_cast<float>(1.0 / sum);
                 for (int32_t t = 0; t < n_kv; ++t) sg[t] *= inv;
-                std::fill(sg + n_kv, sg + n_kv_max, 0.0f);
+                std::fill(row, row + a, 0.0f);
+                std::fill(row + b, row + n_kv_max, 0.0f);
             }
             // o[i][d] = sum over cells t of p[i][t] V[t][d]; one row's group is contiguous in out
             float* dst = out.row(r0) + static_cast<int64_t>(h0) * head_dim;
@@ -387,7 +393,7 @@ void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_
             if (!direct) o.resize(static_cast<size_t>(nq) * head_dim);
             float* oo = direct ? dst : o.data();
             std::fill(oo, oo + static_cast<size_t>(nq) * head_dim, 0.0f);
-            (nq > 4 ? accumulate_many : accumulate)(V + head_cell_offset(hk, 0, n_ctx, head_bytes), head_bytes, n_kv_max,
+            (nq > 4 ? accumulate_many : accumulate)(V + head_cell_offset(hk, lo, n_ctx, head_bytes), head_bytes, n_kv_max,
                                                     blocks_per_head, scores.data(), static_cast<size_t>(n_kv_max), nq, oo, head_dim);
             if (!direct)
                 for (int64_t r = r0; r < r1; ++r)

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace genie {
 class ThreadPool;
@@ -20,6 +21,13 @@ inline int64_t attention_block_rows(int32_t group, int64_t n_kv) {
     int64_t rows = 32 / group > 1 ? 32 / group : 1;
     while (rows > 1 && rows * group * n_kv * 4 > (512 << 10)) rows /= 2;
     return rows;
+}
+
+/// The cells a query at position `pos` attends to, [first, end): causal, and with
+/// window > 0 (a sliding-window layer) only the last `window` positions (llama.cpp's
+/// standard SWA mask hides a key at p0 from a query at p1 when p1 - p0 >= window).
+inline std::pair<int32_t, int32_t> visible_cells(int32_t pos, int32_t window) {
+    return {window > 0 && pos >= window ? pos - window + 1 : 0, pos + 1};
 }
 
 /// Throws Unsupported unless a head of `head_dim` elements splits into whole Q8_0 blocks.
@@ -42,8 +50,9 @@ void store(ThreadPool& pool, const Tensor& k, const Tensor& v, uint8_t* K, uint8
 /// cells of one layer (K, V: the layer's start; layout above), as Backend::attention. q is quantized to Q8_0 per
 /// 32 elements and K·q runs on the kernel set's Q8_0 x Q8_0 dot product (llama.cpp's
 /// arithmetic for a q8_0 K cache); softmax as the F16 path (vectorised exp in float, the
-/// sum in double); V is dequantized block by block and accumulated in float.
+/// sum in double); V is dequantized block by block and accumulated in float. window: as
+/// Backend::attention.
 void attention(ThreadPool& pool, const Tensor& q, const uint8_t* K, const uint8_t* V, int32_t n_ctx, int32_t n_head_kv,
-               int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, Tensor& out);
+               int32_t head_dim, int32_t first_pos, int32_t n_head, float scale, int32_t window, Tensor& out);
 
 }  // namespace genie::backend::cpu_q8

@@ -244,10 +244,10 @@ public:
 
     void rope(Tensor& x, int32_t n_heads, int32_t head_dim, int32_t first_pos, const RopeParams& p) override {
         const int32_t half = p.n_rot / 2;
-        rope_table(x.rows, x.cols, first_pos, p);
+        const RopeTable& table = rope_table(x.rows, x.cols, first_pos, p);
         for_rows(x.rows, x.cols, [&](int64_t r) {
-            const float* cs = rope_cos_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
-            const float* sn = rope_sin_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            const float* cs = table.cos.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            const float* sn = table.sin.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
             for (int32_t h = 0; h < n_heads; ++h) {
                 float* v = x.row(r) + static_cast<int64_t>(h) * head_dim;
                 // Normal pairs (2i, 2i+1); Neox pairs (i, i + n_rot/2). One loop per mode
@@ -270,36 +270,54 @@ public:
         });
     }
 
-    /// Fills rope_cos_ / rope_sin_ [rows, n_rot / 2] for positions first_pos.. unless they
-    /// already hold them for these parameters: q and k of every layer rotate by the same
-    /// angles, so a decode step computes its 64 sin/cos pairs once instead of 2 x n_layer
-    /// times (0.8 % of a 0.6B decode token's time). Values as ggml_rope_cache_init builds
-    /// them: theta multiplied step by step, through rope_yarn.
-    void rope_table(int64_t rows, int64_t cols, int32_t first_pos, const RopeParams& p) {
-        if (rope_rows_ == rows && rope_first_pos_ == first_pos && rope_params_ == p) return;
+    /// A table of cos / sin [rows, n_rot / 2] for positions first_pos.. under `params`.
+    struct RopeTable {
+        std::vector<float> cos, sin;
+        RopeParams params;
+        int32_t first_pos = 0;
+        int64_t rows = -1;  ///< -1: empty
+    };
+
+    /// The table for these positions and parameters, filled unless one of the two kept
+    /// tables already holds it: q and k of every layer rotate by the same angles, so a
+    /// decode step computes its 64 sin/cos pairs once instead of 2 x n_layer times (0.8 % of
+    /// a 0.6B decode token's time); two tables, because gemma3's sliding-window and global
+    /// layers alternate between two RoPE bases. Values as ggml_rope_cache_init builds them:
+    /// theta multiplied step by step, through rope_yarn.
+    const RopeTable& rope_table(int64_t rows, int64_t cols, int32_t first_pos, const RopeParams& p) {
+        for (int i = 0; i < 2; ++i) {
+            const RopeTable& t = rope_tables_[i];
+            if (t.rows == rows && t.first_pos == first_pos && t.params == p) {
+                rope_next_ = 1 - i;  // the other one is the less recently used
+                return t;
+            }
+        }
+        RopeTable& t = rope_tables_[rope_next_];
+        rope_next_ ^= 1;
         const int32_t half = p.n_rot / 2;
         const size_t size = static_cast<size_t>(rows) * static_cast<size_t>(half);
-        rope_rows_ = -1;  // invalid until filled (an exception below leaves it so)
-        if (rope_cos_.size() < size) {
-            rope_cos_.resize(size);
-            rope_sin_.resize(size);
+        t.rows = -1;  // invalid until filled (an exception below leaves it so)
+        if (t.cos.size() < size) {
+            t.cos.resize(size);
+            t.sin.resize(size);
         }
         const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
         float corr_dims[2];
         yarn_corr_dims(p, corr_dims);
         for_rows(rows, cols, [&](int64_t r) {
             float theta = static_cast<float>(first_pos + r);
-            float* cs = rope_cos_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
-            float* sn = rope_sin_.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            float* cs = t.cos.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
+            float* sn = t.sin.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
             for (int32_t i = 0; i < half; ++i) {
                 const float ff = p.freq_factors ? p.freq_factors[i] : 1.0f;
                 rope_yarn(theta / ff, p, corr_dims, 2 * i, &cs[i], &sn[i]);
                 theta *= theta_scale;
             }
         });
-        rope_params_ = p;
-        rope_first_pos_ = first_pos;
-        rope_rows_ = rows;
+        t.params = p;
+        t.first_pos = first_pos;
+        t.rows = rows;
+        return t;
     }
 
     void kv_store(KvCache& cache, int32_t layer, const Tensor& k, const Tensor& v, int32_t first_pos) override {
@@ -351,18 +369,18 @@ public:
     }
 
     void attention(const Tensor& q, const KvCache& cache, int32_t layer, int32_t first_pos, int32_t n_head, float scale,
-                   Tensor& out) override {
+                   int32_t window, Tensor& out) override {
         const auto& c = static_cast<const CpuKvCache&>(cache);
         if (c.layout().type == KvType::Q8_0) {
             auto& m = const_cast<CpuKvCache&>(c);
             cpu_q8::attention(pool_, q, m.q8_k(layer), m.q8_v(layer), c.layout().n_ctx, c.layout().n_head_kv,
-                              c.layout().head_dim, first_pos, n_head, scale, out);
+                              c.layout().head_dim, first_pos, n_head, scale, window, out);
             return;
         }
         const genie::cpu::KernelSet& ks = genie::cpu::kernel_set();
         // The scalar set (GENIE_CPU_ISA=scalar) has no scores_f16: the reference runs.
         if (c.layout().type != KvType::F16 || !ks.scores_f16 || c.layout().head_dim > 512) {
-            attention_reference(q, c, layer, first_pos, n_head, scale, out);
+            attention_reference(q, c, layer, first_pos, n_head, scale, window, out);
             return;
         }
         // As ggml with an F16 cache and flash attention off: q converted to F16, K·q
@@ -383,7 +401,8 @@ public:
         // its scores stay in L2 for long contexts. Items go head-major (every block of one KV
         // head, then the next head), so a thread's consecutive items find the head's K and V
         // in L2, and within a head longest first (the causal range grows with the row) so
-        // the threads end together.
+        // the threads end together. A sliding-window layer's block reads only the cells
+        // from its first row's window start (cpu_q8::visible_cells) on.
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
         const genie::cpu::AccumulateF16Fn accumulate = ks.accumulate_f16;
@@ -404,9 +423,12 @@ public:
                 const int32_t hk = static_cast<int32_t>(item / blocks), h0 = hk * group;
                 const int64_t r0 = block * rows_per_block, r1 = std::min(n, r0 + rows_per_block);
                 const int64_t nq = (r1 - r0) * group;
-                const int64_t n_kv_max = first_pos + r1;  // causal range of the block's last row
-                const uint16_t* K = c.k16.data() + c.head_base(layer, hk);   // [n_ctx, hd]
-                const uint16_t* V = c.v16.data() + c.head_base(layer, hk);   // [n_ctx, hd]
+                // cells [lo, lo + n_kv_max) hold the block's causal range (from its first row's
+                // window start to its last row's position)
+                const int64_t lo = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r0), window).first;
+                const int64_t n_kv_max = first_pos + r1 - lo;
+                const uint16_t* K = c.k16.data() + c.head_base(layer, hk) + lo * hd;  // [n_kv_max, hd]
+                const uint16_t* V = c.v16.data() + c.head_base(layer, hk) + lo * hd;  // [n_kv_max, hd]
                 q16.resize(static_cast<size_t>(nq) * hd);
                 for (int64_t r = r0; r < r1; ++r)
                     to_f16(q.row(r) + static_cast<int64_t>(h0) * hd, q16.data() + static_cast<size_t>((r - r0) * group) * hd,
@@ -418,16 +440,19 @@ public:
                 scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
                            static_cast<size_t>(n_kv_max), n > 1 || !ks.attn_prefetches ? V : nullptr);
                 for (int64_t i = 0; i < nq; ++i) {
-                    const int64_t n_kv = first_pos + r0 + i / group + 1;  // causal: cells [0, pos]
-                    float* sg = scores.data() + static_cast<size_t>(i * n_kv_max);
+                    // visible: cells [a, b) of the block's range (causal, and the window)
+                    const auto [cell0, cell_end] = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r0 + i / group), window);
+                    const int64_t a = cell0 - lo, b = cell_end - lo, n_kv = b - a;
+                    float* sg = scores.data() + static_cast<size_t>(i * n_kv_max) + a;
                     // ggml: scores scaled, max, exp(s - max) summed in double, times 1 / sum,
                     // to F16; here in three passes over the row (scaled_max reads it,
                     // softmax_exp scales on the fly, scale_to_f16 normalises and converts).
                     const float max = genie::cpu::scaled_max(sg, n_kv, scale);
                     const double sum = math.softmax_exp(n_kv, sg, sg, scale, max);
                     uint16_t* pg = p16.data() + static_cast<size_t>(i * n_kv_max);
-                    math.scale_to_f16(n_kv, sg, static_cast<float>(1.0 / sum), pg);
-                    std::fill(pg + n_kv, pg + n_kv_max, uint16_t{0});
+                    std::fill(pg, pg + a, uint16_t{0});
+                    math.scale_to_f16(n_kv, sg, static_cast<float>(1.0 / sum), pg + a);
+                    std::fill(pg + b, pg + n_kv_max, uint16_t{0});
                 }
                 // o[i][d] = sum over cells t of p[i][t] V[t][d]
                 o.resize(static_cast<size_t>(nq * hd));
@@ -442,7 +467,7 @@ public:
 
     /// The reference attention (double accumulation): the oracle, run with GENIE_CPU_ISA=scalar.
     void attention_reference(const Tensor& q, const CpuKvCache& c, int32_t layer, int32_t first_pos, int32_t n_head,
-                             float scale, Tensor& out) {
+                             float scale, int32_t window, Tensor& out) {
         const int32_t hd = c.layout().head_dim, n_head_kv = c.layout().n_head_kv;
         const int32_t group = n_head / n_head_kv;
         const bool f16 = c.layout().type == KvType::F16;
@@ -451,13 +476,15 @@ public:
             for (int64_t item = begin; item < end; ++item) {
                 const int64_t r = item / n_head;
                 const int32_t h = static_cast<int32_t>(item % n_head), hk = h / group;
-                const int32_t n_kv = first_pos + static_cast<int32_t>(r) + 1;  // causal: cells [0, pos]
+                // causal, and a sliding-window layer's window: cells [t0, t0 + n_kv)
+                const auto [t0, t_end] = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r), window);
+                const int32_t n_kv = t_end - t0;
                 const float* qh = q.row(r) + static_cast<int64_t>(h) * hd;
                 // With an F16 cache ggml converts q to F16 before K·q.
                 for (int32_t i = 0; i < hd; ++i) qv[static_cast<size_t>(i)] = f16 ? fp16_to_fp32(fp32_to_fp16(qh[i])) : qh[i];
                 scores.assign(static_cast<size_t>(n_kv), 0.0f);
                 for (int32_t t = 0; t < n_kv; ++t) {
-                    const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t) * hd;
+                    const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t0 + t) * hd;
                     double dot = 0.0;
                     for (int32_t i = 0; i < hd; ++i) {
                         const float kf = f16 ? fp16_to_fp32(c.k16[at + static_cast<size_t>(i)]) : c.k32[at + static_cast<size_t>(i)];
@@ -481,7 +508,7 @@ public:
                 for (int32_t i = 0; i < hd; ++i) {
                     double acc = 0.0;
                     for (int32_t t = 0; t < n_kv; ++t) {
-                        const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t) * hd + static_cast<size_t>(i);
+                        const size_t at = c.head_base(layer, hk) + static_cast<size_t>(t0 + t) * hd + static_cast<size_t>(i);
                         const float vf = f16 ? fp16_to_fp32(c.v16[at]) : c.v32[at];
                         acc += static_cast<double>(vf) * scores[static_cast<size_t>(t)];
                     }
@@ -499,6 +526,18 @@ public:
             const float* uv = up.row(r);
             float* ov = out.row(r);
             swiglu_fn(gate.cols, gv, uv, ov);
+        });
+    }
+
+    void geglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
+        const auto geglu_fn = genie::cpu::math_fns().geglu;
+        for_rows(gate.rows, gate.cols, [&](int64_t r) { geglu_fn(gate.cols, gate.row(r), up.row(r), out.row(r)); });
+    }
+
+    void scale(Tensor& x, float s) override {
+        for_rows(x.rows, x.cols, [&](int64_t r) {
+            float* xv = x.row(r);
+            for (int64_t i = 0; i < x.cols; ++i) xv[i] *= s;
         });
     }
 
@@ -558,11 +597,8 @@ private:
     ThreadPool pool_;
     std::vector<float> vec_;  // a dequantized bias or norm weight (one op at a time)
     std::vector<uint16_t> kv_rows16_;  // kv_store: the new cells' K and V rows in F16
-    // rope_table's cos / sin [rows, n_rot / 2] for rope_rows_ positions from rope_first_pos_
-    std::vector<float> rope_cos_, rope_sin_;
-    RopeParams rope_params_;
-    int32_t rope_first_pos_ = 0;
-    int64_t rope_rows_ = -1;
+    RopeTable rope_tables_[2];  // rope_table's two most recent tables
+    int rope_next_ = 0;         // the one rope_table refills next
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "backend/cpu/kernels/kernels.hpp"
 #include "core/fp16.hpp"
+#include "core/gelu.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,6 +38,31 @@ void scale_to_f16_ref(int64_t n, const float* x, float s, uint16_t* out) {
 
 void swiglu_ref(int64_t n, const float* g, const float* u, float* out) {
     for (int64_t i = 0; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+/// The oracle: ggml's GELU computed per element (core/gelu.hpp), no table.
+void geglu_ref(int64_t n, const float* g, const float* u, float* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = geglu_ggml(g[i], u[i]);
+}
+
+/// ggml's F16 GELU table: entry h = gelu(F16 value h) rounded to F16 (built on first use).
+const uint16_t* gelu_table() {
+    static const std::vector<uint16_t> table = [] {
+        std::vector<uint16_t> t(1 << 16);
+        for (uint32_t h = 0; h < (1u << 16); ++h) t[h] = gelu_f16_table_value(static_cast<uint16_t>(h));
+        return t;
+    }();
+    return table.data();
+}
+
+/// geglu by table lookup, as ggml_vec_geglu_f32 (the SIMD sets' variant where the
+/// conversion to F16 has no vector form here).
+[[maybe_unused]] void geglu_table(int64_t n, const float* g, const float* u, float* out) {
+    const uint16_t* table = gelu_table();
+    for (int64_t i = 0; i < n; ++i) {
+        const float x = g[i];
+        out[i] = x <= -10.0f ? 0.0f : (x >= 10.0f ? x : fp16_to_fp32(table[fp32_to_fp16(x)])) * u[i];
+    }
 }
 
 double sum_squares_ref(int64_t n, const float* x) {
@@ -120,6 +146,27 @@ GENIE_AVX2 void swiglu_avx2(int64_t n, const float* g, const float* u, float* ou
         _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
     }
     for (; i < n; ++i) out[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+}
+
+/// geglu with F16C conversions, 8 lanes; the table lookups stay scalar (ggml's loop is
+/// scalar throughout).
+GENIE_AVX2 void geglu_avx2(int64_t n, const float* g, const float* u, float* out) {
+    const uint16_t* table = gelu_table();
+    int64_t i = 0;
+    alignas(32) uint16_t h[8];
+    alignas(32) uint16_t t[8];
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(g + i);
+        _mm_store_si128(reinterpret_cast<__m128i*>(h), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+        for (int j = 0; j < 8; ++j) t[j] = table[h[j]];
+        __m256 y = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+        // x >= 10: x * u; x <= -10: +0 (not 0 * u)
+        y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_set1_ps(10.0f), _CMP_GE_OQ));
+        y = _mm256_mul_ps(y, _mm256_loadu_ps(u + i));
+        y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, _mm256_set1_ps(-10.0f), _CMP_LE_OQ));
+        _mm256_storeu_ps(out + i, y);
+    }
+    geglu_table(n - i, g + i, u + i, out + i);
 }
 
 GENIE_AVX2 double sum_squares_avx2(int64_t n, const float* x) {
@@ -274,6 +321,7 @@ MathFns make_reference() {
     m.softmax_exp = softmax_exp_ref;
     m.scale_to_f16 = scale_to_f16_ref;
     m.swiglu = swiglu_ref;
+    m.geglu = geglu_ref;
     m.sum_squares = sum_squares_ref;
     return m;
 }
@@ -321,6 +369,7 @@ MathFns math_for(const char* isa) {
         m.softmax_exp = softmax_exp_avx2;
         m.scale_to_f16 = scale_to_f16_avx2;
         m.swiglu = swiglu_avx2;
+        m.geglu = geglu_avx2;
         m.sum_squares = sum_squares_avx2;
     }
     if (std::strncmp(isa, "avx512", 6) == 0) {  // every avx512* set has AVX-512 F
@@ -334,6 +383,7 @@ MathFns math_for(const char* isa) {
         m.softmax_exp = softmax_exp_neon;
         m.scale_to_f16 = scale_to_f16_neon;
         m.swiglu = swiglu_neon;
+        m.geglu = geglu_table;
         m.sum_squares = sum_squares_neon;
     }
 #else

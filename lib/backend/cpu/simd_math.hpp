@@ -24,6 +24,10 @@ struct MathFns {
     void (*scale_to_f16)(int64_t n, const float* x, float s, uint16_t* out) = nullptr;
     /// out[i] = g[i] / (1 + exp(-g[i])) * u[i] (ggml_vec_swiglu_f32); out may alias g.
     void (*swiglu)(int64_t n, const float* g, const float* u, float* out) = nullptr;
+    /// out[i] = gelu(g[i]) * u[i] with ggml-cpu's F16 GELU (core/gelu.hpp; ggml_vec_geglu_f32):
+    /// the reference computes each value, the SIMD sets look it up in the F16 table (the
+    /// same bits); out may alias g.
+    void (*geglu)(int64_t n, const float* g, const float* u, float* out) = nullptr;
     /// The sum of x[i] * x[i] (products in float, as ggml_compute_forward_rms_norm
     /// squares) in double. The SIMD variants add in several double lanes: ggml's one
     /// sequential chain was ~4 cycles per element, 1.5 % of a 0.6B decode token's time
