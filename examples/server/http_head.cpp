@@ -105,14 +105,17 @@ HeadCheck check_request_head(std::string_view bytes, const HeadLimits& limits) {
                 return invalid(431, "the request head is larger than " + std::to_string(limits.max_head_bytes) + " bytes");
             return r;  // Incomplete
         }
-        if (nl + 1 > limits.max_head_bytes)
-            return invalid(431, "the request head is larger than " + std::to_string(limits.max_head_bytes) + " bytes");
-        if (nl == pos || bytes[nl - 1] != '\r') return invalid(400, "a line of the request head does not end with CR LF");
-        const std::string_view line = bytes.substr(pos, nl - 1 - pos);
-        pos = nl + 1;
+        // The same order of checks as for an unfinished line above (length, then head size),
+        // so the answer does not depend on how the bytes arrived.
+        const bool has_cr = nl > pos && bytes[nl - 1] == '\r';
+        const std::string_view line = bytes.substr(pos, nl - pos - (has_cr ? 1 : 0));
         if (line.size() > limits.max_line_bytes)
             return line_no == 0 ? invalid(414, "the request line is longer than " + std::to_string(limits.max_line_bytes) + " bytes")
                                 : invalid(431, "a header line is longer than " + std::to_string(limits.max_line_bytes) + " bytes");
+        if (nl + 1 > limits.max_head_bytes)
+            return invalid(431, "the request head is larger than " + std::to_string(limits.max_head_bytes) + " bytes");
+        if (!has_cr) return invalid(400, "a line of the request head does not end with CR LF");
+        pos = nl + 1;
         if (line_no == 0) {
             if (!check_request_line(line, r)) return r;
             continue;
