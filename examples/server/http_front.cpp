@@ -265,6 +265,7 @@ void HttpFront::loop() {
                 if (c->fd >= 0) conns_.push_back(std::move(c));
             }
         }
+        dispatch_complete();  // pipelined requests that came back complete
         // Bodies waiting for budget.
         for (auto& c : conns_)
             if (c->fd >= 0 && c->budget_wait && body_reserved_ + c->head.content_length <= opt_.body_budget_bytes) {
@@ -293,6 +294,10 @@ void HttpFront::loop() {
         for (size_t i = 0; i < polled; ++i) {
             Conn& c = *conns_[i];
             if (c.fd < 0) continue;
+            if (fds[i + 2].revents && c.budget_wait) {
+                close_conn(c);  // not polled for input: only a hang-up or an error wakes it
+                continue;
+            }
             if (fds[i + 2].revents) on_readable(c, now);
             if (c.fd >= 0 && now >= c.deadline) {
                 if (c.phase == Conn::Phase::Head || c.phase == Conn::Phase::Body)
@@ -301,28 +306,33 @@ void HttpFront::loop() {
                     close_conn(c);
             }
         }
-        // Dispatched or closed connections leave the loop.
-        std::vector<std::unique_ptr<Conn>> keep;
-        for (auto& c : conns_) {
-            if (c->fd < 0) continue;
-            const bool complete = (c->phase == Conn::Phase::Head || c->phase == Conn::Phase::Body) &&
-                                  c->head.state == HeadCheck::State::Complete && !c->budget_wait &&
-                                  (c->head.chunked || c->buf.size() >= c->head.head_bytes + c->head.content_length);
-            if (complete) {
-                std::lock_guard lock(mu_);
-                ready_.push_back(std::move(c));
-                cv_.notify_one();
-            } else {
-                keep.push_back(std::move(c));
-            }
-        }
-        conns_ = std::move(keep);
+        dispatch_complete();
     }
     // Stopping: no new connections; the ones waiting here close, the workers finish theirs.
     ::close(listen_fd_);
     listen_fd_ = -1;
     for (auto& c : conns_) close_conn(*c);
     conns_.clear();
+}
+
+void HttpFront::dispatch_complete() {
+    // Requests with their head (and Content-Length body) complete go to the workers;
+    // closed connections leave.
+    std::vector<std::unique_ptr<Conn>> keep;
+    for (auto& c : conns_) {
+        if (c->fd < 0) continue;
+        const bool complete = (c->phase == Conn::Phase::Head || c->phase == Conn::Phase::Body) &&
+                              c->head.state == HeadCheck::State::Complete && !c->budget_wait &&
+                              (c->head.chunked || c->buf.size() >= c->head.head_bytes + c->head.content_length);
+        if (complete) {
+            std::lock_guard lock(mu_);
+            ready_.push_back(std::move(c));
+            cv_.notify_one();
+        } else {
+            keep.push_back(std::move(c));
+        }
+    }
+    conns_ = std::move(keep);
 }
 
 void HttpFront::accept_all(Clock::time_point now) {

@@ -79,6 +79,7 @@ private:
     void loop();
     void worker();
     void accept_all(Clock::time_point now);
+    void dispatch_complete();
     void on_readable(Conn& c, Clock::time_point now);
     /// Moves a connection on after new bytes: head check, body, dispatch. False: close it.
     bool advance(Conn& c, Clock::time_point now);

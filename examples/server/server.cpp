@@ -9,9 +9,11 @@
 // Model; further requests wait in a bounded queue, beyond it 503.
 #include "http_front.hpp"
 #include "metrics.hpp"
+#include "options.hpp"
 #include "protocol.hpp"
 #include "request.hpp"
 #include "slots.hpp"
+#include "watchdog.hpp"
 
 #include <genie/chat.hpp>
 #include <genie/constraint.hpp>
@@ -25,13 +27,10 @@
 
 #include <fmt/format.h>
 
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <atomic>
-#include <fstream>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -54,209 +53,11 @@ constexpr size_t kMaxBodyBytes = size_t{8} << 20;
 constexpr size_t kMaxTokenizeBytes = size_t{1} << 20;  // the /tokenize 'content' field
 const std::string kFingerprint = std::string("genie-") + GENIE_VERSION_STRING;
 
-// ---- command line -------------------------------------------------------------------
-
-struct Options {
-    std::string model;
-    std::string host = "127.0.0.1";
-    int port = 8080;
-    int ctx = 0;
-    int threads = 0;
-    std::string api_key;
-    int parallel = 1;
-};
-
-void usage(std::FILE* out) {
-    fmt::print(out,
-               "usage: genie-server -m MODEL.gguf [options]\n"
-               "  -m, --model PATH       GGUF model to serve (required)\n"
-               "  --host ADDR            address to listen on (default 127.0.0.1, loopback only)\n"
-               "  --port N               TCP port (default 8080)\n"
-               "  -c, --ctx-size N       context length of each slot (default: min(training context, 4096))\n"
-               "  -t, --threads N        CPU threads per generation (default: all)\n"
-               "  --api-key KEY          require 'Authorization: Bearer KEY' (default: $GENIE_API_KEY, else none)\n"
-               "  --api-key-file PATH    the same, the key read from the file's first line (not shown by ps)\n"
-               "  -np, --parallel N      generations that run at once, each with its own KV cache (default 1)\n"
-               "  -h, --help             this text\n"
-               "Endpoints: POST /v1/chat/completions, POST /v1/completions, GET /health, GET /v1/models,\n"
-               "POST /tokenize, POST /detokenize, GET /metrics (docs/server.md).\n");
-}
-
-/// The first line of `path`, without its line end (a key file, so the key stays out of `ps`).
-std::string read_key_file(const std::string& path) {
-    std::ifstream in(path);
-    std::string key;
-    if (!in || !std::getline(in, key)) throw std::invalid_argument("--api-key-file: cannot read " + path);
-    while (!key.empty() && (key.back() == '\r' || key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    if (key.empty()) throw std::invalid_argument("--api-key-file: " + path + " starts with an empty line");
-    return key;
-}
-
-int parse_int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
-    size_t used = 0;
-    long x = 0;
-    try {
-        x = std::stol(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != v.size() || v.empty() || x < lo || x > hi)
-        throw std::invalid_argument(fmt::format("{} expects an integer in [{}, {}], got '{}'", flag, lo, hi, v));
-    return static_cast<int>(x);
-}
-
-Options parse_args(int argc, char** argv, bool& help) {
-    Options o;
-    if (const char* key = std::getenv("GENIE_API_KEY")) o.api_key = key;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-            return argv[++i];
-        };
-        if (a == "-h" || a == "--help") help = true;
-        else if (a == "-m" || a == "--model") o.model = value();
-        else if (a == "--host") o.host = value();
-        else if (a == "--port") o.port = parse_int_arg(a, value(), 0, 65535);
-        else if (a == "-c" || a == "--ctx-size") o.ctx = parse_int_arg(a, value(), 0, 1 << 24);
-        else if (a == "-t" || a == "--threads") o.threads = parse_int_arg(a, value(), 0, 1024);
-        else if (a == "--api-key") o.api_key = value();
-        else if (a == "--api-key-file") o.api_key = read_key_file(value());
-        else if (a == "-np" || a == "--parallel") o.parallel = parse_int_arg(a, value(), 1, 256);
-        else throw std::invalid_argument("unknown option " + a);
-    }
-    if (!help && o.model.empty()) throw std::invalid_argument("-m MODEL is required");
-    const bool loopback = o.host == "127.0.0.1" || o.host == "::1" || o.host == "localhost" || o.host.rfind("127.", 0) == 0;
-    if (!help && !loopback && o.api_key.empty())
-        fmt::print(stderr,
-                   "genie-server: warning: listening on {} (not loopback) without an API key: anyone who can reach "
-                   "this address can use the server (--api-key-file PATH or $GENIE_API_KEY)\n",
-                   o.host);
-    return o;
-}
-
-int env_int(const char* name, int fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    try {
-        return std::stoi(v);
-    } catch (const std::exception&) {
-        return fallback;
-    }
-}
-
-// ---- client disconnects ---------------------------------------------------------------
-// The connection layer tells each handler its socket (current_connection()). A peer that
-// closed its end shows POLLRDHUP; that may be a half-close (shutdown(SHUT_WR) after the
-// request: the client still reads) or a full close, which TCP cannot tell apart until the
-// server sends something. So before the response has started, an HTTP/1.1 client that
-// half-closed gets an interim "100 Continue" (every HTTP/1.1 client skips 1xx responses):
-// a closed socket answers it with a reset (POLLHUP/POLLERR: gone), a half-closed one reads
-// it and waits for the answer. Once a stream has started its own writes do the same.
-
-/// Whether the client of one request is still there.
-class PeerProbe {
-public:
-    PeerProbe() = default;
-    PeerProbe(int fd, bool http11, bool response_started) : fd_(fd), http11_(http11), started_(response_started) {}
-    bool gone() {
-        if (fd_ < 0) return false;
-        pollfd p{fd_, static_cast<short>(POLLIN | POLLRDHUP), 0};
-        if (poll(&p, 1, 0) <= 0) return false;
-        if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) return true;
-        if (!(p.revents & POLLRDHUP) || started_) return false;
-        if (!http11_) return true;  // an HTTP/1.0 client gets no 1xx: a half-close counts as gone
-        if (!probed_) {
-            static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-            probed_ = true;
-            if (send(fd_, kContinue, sizeof kContinue - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) return true;
-        }
-        return false;
-    }
-
-private:
-    int fd_ = -1;
-    bool http11_ = true;
-    bool started_ = false;
-    bool probed_ = false;
-};
-
 PeerProbe probe_for_current_request(bool response_started) {
     const ConnectionInfo* c = current_connection();
     return c ? PeerProbe(c->fd, c->http11, response_started) : PeerProbe();
 }
 
-/// Polls the sockets of running generations every 10 ms and cancels the generation of a
-/// client that went away (Session::cancel: it stops within one token). Also cancels
-/// everything at shutdown.
-class Watchdog {
-public:
-    Watchdog() : thread_([this] { loop(); }) {}
-    ~Watchdog() {
-        quit_ = true;
-        thread_.join();
-    }
-    uint64_t add(PeerProbe probe, Session* session) {
-        std::lock_guard lock(mu_);
-        entries_[++next_] = Entry{probe, session, false};
-        return next_;
-    }
-    void remove(uint64_t id) {
-        std::lock_guard lock(mu_);
-        entries_.erase(id);
-    }
-    bool gone(uint64_t id) {
-        std::lock_guard lock(mu_);
-        auto it = entries_.find(id);
-        return it != entries_.end() && it->second.gone;
-    }
-    void mark_gone(uint64_t id) {
-        std::lock_guard lock(mu_);
-        if (auto it = entries_.find(id); it != entries_.end()) {
-            it->second.gone = true;
-            it->second.session->cancel();
-        }
-    }
-    void cancel_all() { stopping_ = true; }
-
-private:
-    struct Entry {
-        PeerProbe probe;
-        Session* session;
-        bool gone;
-    };
-    void loop() {
-        while (!quit_) {
-            {
-                std::lock_guard lock(mu_);
-                for (auto& [id, e] : entries_) {
-                    if (!e.gone && (stopping_ || e.probe.gone())) e.gone = true;
-                    // Repeated while the request runs: a cancel that lands before generate()
-                    // starts (which clears the flag) is not lost.
-                    if (e.gone) e.session->cancel();
-                }
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    std::mutex mu_;
-    std::map<uint64_t, Entry> entries_;
-    uint64_t next_ = 0;
-    std::atomic<bool> quit_{false}, stopping_{false};
-    std::thread thread_;
-};
-
-class Watch {
-public:
-    Watch(Watchdog& w, PeerProbe probe, Session* s) : w_(w), id_(w.add(probe, s)) {}
-    ~Watch() { w_.remove(id_); }
-    bool gone() const { return w_.gone(id_); }
-    void mark_gone() { w_.mark_gone(id_); }
-
-private:
-    Watchdog& w_;
-    uint64_t id_;
-};
 
 // ---- the server -----------------------------------------------------------------------
 
@@ -712,8 +513,12 @@ struct StreamCtx {
         if (chat) write(sse_event(chunk(chat_choice(json{{"role", "assistant"}, {"content", nullptr}}, nullptr))));
         ContentGate gate(parse_tools);
         int pieces = 0;
+        bool refused = false;  // the callback stopped the generation (client gone or shutdown)
         auto on_piece = [&](const Piece& p) {
-            if (!alive || watch.gone()) return false;
+            if (!alive || watch.gone()) {
+                refused = true;
+                return false;
+            }
             if (p.text.empty()) return true;
             if (server->fail_stream_after_ > 0 && ++pieces > server->fail_stream_after_)
                 throw std::runtime_error(fmt::format("test hook: error injected after {} pieces", pieces - 1));
@@ -748,7 +553,7 @@ struct StreamCtx {
             }
             const bool cancelled = !alive || watch.gone();
             server->record(g, start, cancelled);
-            if (server->stopping_ && g.finish_reason == FinishReason::Cancelled) {
+            if (server->stopping_ && (g.finish_reason == FinishReason::Cancelled || refused)) {
                 // Cut by the shutdown: an error event, not a finish_reason that looks complete.
                 write(sse_event(error_body(503, "the server is shutting down", "unavailable_error")));
                 write(std::string(kSseDone));
