@@ -2,7 +2,7 @@
 // (same request fields, response shapes, SSE framing and error bodies). See docs/server.md.
 //
 //   genie-server -m MODEL.gguf [--host 127.0.0.1] [--port 8080] [-c CTX] [--threads T]
-//                [--api-key KEY] [--parallel N]
+//                [--api-key KEY | --api-key-file PATH] [--parallel N]
 //
 // The listener starts first; the model loads on a background thread (every endpoint
 // answers 503 "Loading model" until it is usable). --parallel N sessions share the one
