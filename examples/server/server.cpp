@@ -27,6 +27,8 @@
 
 #include <fmt/format.h>
 
+#include <malloc.h>
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -844,6 +846,10 @@ int main(int argc, char** argv) {
     }
     // A client that disconnects must not kill the process; stop on SIGINT/SIGTERM.
     signal(SIGPIPE, SIG_IGN);
+    // Blocks of 256 KiB and more (request bodies, large answers, their buffers) are mapped
+    // on their own and unmapped when freed, whichever thread frees them. glibc's default
+    // raises this threshold after the first such free, after which they stay in its arenas.
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
