@@ -51,6 +51,15 @@ def main():
             row(f"/tokenize with_pieces, {mb} MB", f"{status}, RSS {base // 1024} -> {s.rss_kib() // 1024} MB "
                 f"(peak {max(hwm, hwm_kib(s)) // 1024} MB)")
 
+        base = s.rss_kib()
+        text = "".join(f"word{i} " for i in range(150_000))[: 1 << 20]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda _: s.request("POST", "/tokenize", {"content": text, "with_pieces": True},
+                                                         timeout=120)[0], range(8)))
+        time.sleep(1.5)
+        row("8 concurrent /tokenize with_pieces, 1 MB each",
+            f"{statuses.count(200)} x 200, {statuses.count(503)} x 503, RSS {base // 1024} -> {s.rss_kib() // 1024} MB")
+
         slow = []
         for _ in range(t.POOL + 4):
             c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
