@@ -198,14 +198,16 @@ def wait_for(predicate, what, timeout=10):
 @pytest.fixture(scope="module")
 def server():
     s = Server()
-    # Warm-up, so the baseline includes what normal use allocates (arenas, thread stacks).
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        list(pool.map(lambda i: s.request("POST", "/v1/chat/completions", {"messages": HELLO, "max_tokens": 4,
-                                                                             "stream": i % 2 == 0}), range(8)))
-    s.json("POST", "/tokenize", {"content": "warm up " * 1000, "with_pieces": True})
-    s.baseline_kib = s.rss_kib()
-    yield s
-    s.stop()
+    try:
+        # Warm-up, so the baseline includes what normal use allocates (arenas, thread stacks).
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda i: s.request("POST", "/v1/chat/completions", {"messages": HELLO, "max_tokens": 4,
+                                                                                 "stream": i % 2 == 0}), range(8)))
+        s.json("POST", "/tokenize", {"content": "warm up " * 1000, "with_pieces": True})
+        s.baseline_kib = s.rss_kib()
+        yield s
+    finally:
+        s.stop()
 
 
 SANITIZED = bool(os.environ.get("GENIE_TEST_SANITIZED"))
