@@ -105,6 +105,12 @@ void parse_sampling(const json& body, SamplingFields& s) {
     s.presence_penalty = get_float(body, "presence_penalty");
     s.frequency_penalty = get_float(body, "frequency_penalty");
     s.repeat_penalty = get_float(body, "repeat_penalty");
+    // The Sampler's ranges (lib/sampling/sampler.cpp), checked here so that the 400 names the
+    // field (llama-server passes such values on unchecked).
+    for (const auto& [key, v] : {std::pair{"top_p", s.top_p}, std::pair{"min_p", s.min_p}, std::pair{"typical_p", s.typical_p}})
+        if (v && *v < 0.0f) throw RequestError(std::string("'") + key + "' must be >= 0, got " + std::to_string(*v));
+    if (s.repeat_penalty && !(*s.repeat_penalty > 0.0f))
+        throw RequestError("'repeat_penalty' must be > 0 (1 = off), got " + std::to_string(*s.repeat_penalty));
     if (auto n = get_int(body, "repeat_last_n", -1, 1 << 20)) s.repeat_last_n = static_cast<int32_t>(*n);
     // max_completion_tokens (the current OpenAI name) wins over max_tokens, which wins
     // over llama-server's n_predict; -1 means "no limit" as in llama-server.

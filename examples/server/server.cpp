@@ -2,15 +2,18 @@
 // (same request fields, response shapes, SSE framing and error bodies). See docs/server.md.
 //
 //   genie-server -m MODEL.gguf [--host 127.0.0.1] [--port 8080] [-c CTX] [--threads T]
-//                [--api-key KEY] [--parallel N]
+//                [--api-key KEY | --api-key-file PATH] [--parallel N]
 //
 // The listener starts first; the model loads on a background thread (every endpoint
 // answers 503 "Loading model" until it is usable). --parallel N sessions share the one
 // Model; further requests wait in a bounded queue, beyond it 503.
+#include "http_front.hpp"
 #include "metrics.hpp"
+#include "options.hpp"
 #include "protocol.hpp"
 #include "request.hpp"
 #include "slots.hpp"
+#include "watchdog.hpp"
 
 #include <genie/chat.hpp>
 #include <genie/constraint.hpp>
@@ -24,13 +27,10 @@
 
 #include <fmt/format.h>
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <netinet/in.h>
-#include <poll.h>
+#include <malloc.h>
+
 #include <pthread.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -52,207 +52,14 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 constexpr size_t kMaxBodyBytes = size_t{8} << 20;
+constexpr size_t kMaxTokenizeBytes = size_t{1} << 20;  // the /tokenize 'content' field
 const std::string kFingerprint = std::string("genie-") + GENIE_VERSION_STRING;
 
-// ---- command line -------------------------------------------------------------------
-
-struct Options {
-    std::string model;
-    std::string host = "127.0.0.1";
-    int port = 8080;
-    int ctx = 0;
-    int threads = 0;
-    std::string api_key;
-    int parallel = 1;
-};
-
-void usage(std::FILE* out) {
-    fmt::print(out,
-               "usage: genie-server -m MODEL.gguf [options]\n"
-               "  -m, --model PATH       GGUF model to serve (required)\n"
-               "  --host ADDR            address to listen on (default 127.0.0.1, loopback only)\n"
-               "  --port N               TCP port (default 8080)\n"
-               "  -c, --ctx-size N       context length of each slot (default: min(training context, 4096))\n"
-               "  -t, --threads N        CPU threads per generation (default: all)\n"
-               "  --api-key KEY          require 'Authorization: Bearer KEY' (default: $GENIE_API_KEY, else none)\n"
-               "  -np, --parallel N      generations that run at once, each with its own KV cache (default 1)\n"
-               "  -h, --help             this text\n"
-               "Endpoints: POST /v1/chat/completions, POST /v1/completions, GET /health, GET /v1/models,\n"
-               "POST /tokenize, POST /detokenize, GET /metrics (docs/server.md).\n");
+PeerProbe probe_for_current_request(bool response_started) {
+    const ConnectionInfo* c = current_connection();
+    return c ? PeerProbe(c->fd, c->http11, response_started) : PeerProbe();
 }
 
-int parse_int_arg(const std::string& flag, const std::string& v, int lo, int hi) {
-    size_t used = 0;
-    long x = 0;
-    try {
-        x = std::stol(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != v.size() || v.empty() || x < lo || x > hi)
-        throw std::invalid_argument(fmt::format("{} expects an integer in [{}, {}], got '{}'", flag, lo, hi, v));
-    return static_cast<int>(x);
-}
-
-Options parse_args(int argc, char** argv, bool& help) {
-    Options o;
-    if (const char* key = std::getenv("GENIE_API_KEY")) o.api_key = key;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-            return argv[++i];
-        };
-        if (a == "-h" || a == "--help") help = true;
-        else if (a == "-m" || a == "--model") o.model = value();
-        else if (a == "--host") o.host = value();
-        else if (a == "--port") o.port = parse_int_arg(a, value(), 0, 65535);
-        else if (a == "-c" || a == "--ctx-size") o.ctx = parse_int_arg(a, value(), 0, 1 << 24);
-        else if (a == "-t" || a == "--threads") o.threads = parse_int_arg(a, value(), 0, 1024);
-        else if (a == "--api-key") o.api_key = value();
-        else if (a == "-np" || a == "--parallel") o.parallel = parse_int_arg(a, value(), 1, 256);
-        else throw std::invalid_argument("unknown option " + a);
-    }
-    if (!help && o.model.empty()) throw std::invalid_argument("-m MODEL is required");
-    return o;
-}
-
-int env_int(const char* name, int fallback) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    try {
-        return std::stoi(v);
-    } catch (const std::exception&) {
-        return fallback;
-    }
-}
-
-// ---- client disconnects ---------------------------------------------------------------
-// cpp-httplib 0.11 gives a handler no access to its socket, so the connection's socket is
-// found by its addresses (Request::local_port/remote_addr/remote_port) among the process's
-// descriptors. A peer that closed its end shows POLLRDHUP/POLLHUP.
-
-std::string addr_string(const sockaddr_storage& ss, int& port) {
-    char buf[INET6_ADDRSTRLEN] = {0};
-    if (ss.ss_family == AF_INET) {
-        const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-        inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
-        port = ntohs(in->sin_port);
-    } else if (ss.ss_family == AF_INET6) {
-        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-        inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
-        port = ntohs(in6->sin6_port);
-    } else {
-        port = -1;
-    }
-    return buf;
-}
-
-int find_client_socket(const httplib::Request& req) {
-    DIR* dir = opendir("/proc/self/fd");
-    if (!dir) return -1;
-    int found = -1;
-    while (dirent* e = readdir(dir)) {
-        char* end = nullptr;
-        const long fd = std::strtol(e->d_name, &end, 10);
-        if (!end || *end != '\0' || fd < 0 || fd == dirfd(dir)) continue;
-        sockaddr_storage local{}, peer{};
-        socklen_t len = sizeof local;
-        if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
-        int local_port = -1;
-        addr_string(local, local_port);
-        if (local_port != req.local_port) continue;
-        len = sizeof peer;
-        if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
-        int peer_port = -1;
-        const std::string peer_addr = addr_string(peer, peer_port);
-        if (peer_port == req.remote_port && peer_addr == req.remote_addr) {
-            found = static_cast<int>(fd);
-            break;
-        }
-    }
-    closedir(dir);
-    return found;
-}
-
-bool peer_gone(int fd) {
-    if (fd < 0) return false;
-    pollfd p{fd, static_cast<short>(POLLIN | POLLRDHUP), 0};
-    if (poll(&p, 1, 0) <= 0) return false;
-    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
-}
-
-/// Polls the sockets of running generations every 10 ms and cancels the generation of a
-/// client that went away (Session::cancel: it stops within one token). Also cancels
-/// everything at shutdown.
-class Watchdog {
-public:
-    Watchdog() : thread_([this] { loop(); }) {}
-    ~Watchdog() {
-        quit_ = true;
-        thread_.join();
-    }
-    uint64_t add(int fd, Session* session) {
-        std::lock_guard lock(mu_);
-        entries_[++next_] = Entry{fd, session, false};
-        return next_;
-    }
-    void remove(uint64_t id) {
-        std::lock_guard lock(mu_);
-        entries_.erase(id);
-    }
-    bool gone(uint64_t id) {
-        std::lock_guard lock(mu_);
-        auto it = entries_.find(id);
-        return it != entries_.end() && it->second.gone;
-    }
-    void mark_gone(uint64_t id) {
-        std::lock_guard lock(mu_);
-        if (auto it = entries_.find(id); it != entries_.end()) {
-            it->second.gone = true;
-            it->second.session->cancel();
-        }
-    }
-    void cancel_all() { stopping_ = true; }
-
-private:
-    struct Entry {
-        int fd;
-        Session* session;
-        bool gone;
-    };
-    void loop() {
-        while (!quit_) {
-            {
-                std::lock_guard lock(mu_);
-                for (auto& [id, e] : entries_) {
-                    if (!e.gone && (stopping_ || peer_gone(e.fd))) e.gone = true;
-                    // Repeated while the request runs: a cancel that lands before generate()
-                    // starts (which clears the flag) is not lost.
-                    if (e.gone) e.session->cancel();
-                }
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    std::mutex mu_;
-    std::map<uint64_t, Entry> entries_;
-    uint64_t next_ = 0;
-    std::atomic<bool> quit_{false}, stopping_{false};
-    std::thread thread_;
-};
-
-class Watch {
-public:
-    Watch(Watchdog& w, int fd, Session* s) : w_(w), id_(w.add(fd, s)) {}
-    ~Watch() { w_.remove(id_); }
-    bool gone() const { return w_.gone(id_); }
-    void mark_gone() { w_.mark_gone(id_); }
-
-private:
-    Watchdog& w_;
-    uint64_t id_;
-};
 
 // ---- the server -----------------------------------------------------------------------
 
@@ -266,13 +73,29 @@ public:
         model_id_ = std::filesystem::path(opt_.model).filename().string();
         max_waiting_ = env_int("GENIE_SERVER_MAX_QUEUE", std::max(8, 4 * opt_.parallel));
         fail_stream_after_ = env_int("GENIE_SERVER_TEST_STREAM_ERROR_AFTER", 0);
+        FrontOptions fo;
+        fo.host = opt_.host;
+        fo.port = opt_.port;
+        // Every generation that runs or waits holds a worker, and 8 more serve the rest.
+        fo.workers = opt_.parallel + max_waiting_ + 8;
+        fo.max_connections = env_int("GENIE_SERVER_MAX_CONNECTIONS", 256);
+        fo.limits.max_body_bytes = kMaxBodyBytes;
+        fo.head_timeout_ms = env_int("GENIE_SERVER_HEAD_TIMEOUT_MS", 10'000);
+        fo.body_timeout_ms = env_int("GENIE_SERVER_BODY_TIMEOUT_MS", 60'000);
+        fo.error_body = [](int status, const std::string& message) {
+            return error_body(status, message, status == 503 ? "unavailable_error" : "invalid_request_error").dump();
+        };
+        fo.on_rejected = [this](int status) { metrics_.request("other", status); };
+        http_ = std::make_unique<HttpFront>(std::move(fo));
+        // /tokenize: as many at once as there are slots, and as many waiting as the queue holds.
+        tokenize_gate_ = std::make_unique<TokenizeGate>(opt_.parallel, max_waiting_);
     }
 
     int run();
     void stop() {
         stopping_ = true;
         watchdog_.cancel_all();
-        http_.stop();
+        http_->stop();
     }
 
 private:
@@ -289,11 +112,15 @@ private:
     std::shared_ptr<const JsonConstraint> constraint_for(const ChatRequest& r);
     int count_chat_prompt_tokens(const ChatRequest& r, const ChatOptions& co) const;
     /// Waits for a slot; on failure fills `res` and returns nullptr.
-    std::unique_ptr<SlotPool::Lease> take_slot(const std::string& conversation, int fd, httplib::Response& res);
+    std::unique_ptr<SlotPool::Lease> take_slot(const std::string& conversation, httplib::Response& res);
     void record(const GenerateResult& g, Clock::time_point start, bool cancelled);
+    /// Lowers `max_tokens` to the room the context leaves after the prompt; returns the new
+    /// value when the client asked for more (reported in `usage`), else 0.
+    int cap_max_tokens(int& max_tokens, bool requested, int n_prompt) const;
 
     Options opt_;
-    httplib::Server http_;
+    std::unique_ptr<HttpFront> http_;
+    std::unique_ptr<TokenizeGate> tokenize_gate_;
     std::atomic<int> phase_{kLoading};
     std::atomic<bool> stopping_{false};
     std::string load_error_;
@@ -317,8 +144,22 @@ void send_json(httplib::Response& res, int status, const json& body) {
     res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json; charset=utf-8");
 }
 
+/// llama-server's usage, plus "max_tokens_capped_to" when the request's max_tokens did
+/// not fit the context and was lowered.
+json usage_with_cap(const GenerateResult& g, int capped) {
+    json u = usage_json(g);
+    if (capped > 0) u["max_tokens_capped_to"] = capped;
+    return u;
+}
+
 void send_error(httplib::Response& res, int code, const std::string& message, const std::string& type) {
     send_json(res, code, error_body(code, message, type));
+}
+
+/// A request cut short (or refused) because the server is stopping: 503, so the client
+/// knows the answer is not complete and may retry elsewhere.
+void send_shutting_down(httplib::Response& res) {
+    send_error(res, 503, "the server is shutting down", "unavailable_error");
 }
 
 void bad_request(httplib::Response& res, const std::string& message) {
@@ -369,39 +210,38 @@ void Server::load() {
 }
 
 int Server::run() {
-    const int threads = opt_.parallel + max_waiting_ + 8;
-    http_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-    http_.set_payload_max_length(kMaxBodyBytes);
-    // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which would let a
-    // second server start on a port that is already serving and share its connections.
-    http_.set_socket_options([](int sock) {
-        int yes = 1;
-        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    });
-    http_.set_read_timeout(60);
-    http_.set_write_timeout(60);
     routes();
-    if (!http_.bind_to_port(opt_.host, opt_.port)) {
-        fmt::print(stderr, "genie-server: cannot listen on {}:{}\n", opt_.host, opt_.port);
+    std::string error;
+    if (!http_->open(error)) {
+        fmt::print(stderr, "genie-server: {}\n", error);
         return 1;
     }
     fmt::print(stderr, "genie-server {}: listening on http://{}:{} (loading {})\n", GENIE_VERSION_STRING, opt_.host,
                opt_.port, opt_.model);
     std::thread loader([this] { load(); });
-    const bool ok = http_.listen_after_bind();
+    http_->serve();
     stopping_ = true;
     loader.join();
-    return ok ? 0 : 1;
+    return 0;
 }
 
 void Server::routes() {
-    http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         const bool is_health = req.path == "/health" || req.path == "/v1/health";
+        if (stopping_) {
+            send_shutting_down(res);
+            return httplib::Server::HandlerResponse::Handled;
+        }
         if (!opt_.api_key.empty() && !is_health) {
-            std::string key = req.get_header_value("Authorization");
-            if (key.empty()) key = req.get_header_value("X-Api-Key");
-            if (key.rfind("Bearer ", 0) == 0) key = key.substr(7);
-            if (key != opt_.api_key) {
+            // "Authorization: Bearer KEY" (the scheme is required), else "X-Api-Key: KEY".
+            std::string key;
+            if (req.has_header("Authorization")) {
+                key = req.get_header_value("Authorization");
+                key = key.rfind("Bearer ", 0) == 0 ? key.substr(7) : std::string();
+            } else {
+                key = req.get_header_value("X-Api-Key");
+            }
+            if (key.empty() || key != opt_.api_key) {
                 send_error(res, 401, "Invalid API Key", "authentication_error");
                 return httplib::Server::HandlerResponse::Handled;
             }
@@ -417,9 +257,16 @@ void Server::routes() {
         }
         return httplib::Server::HandlerResponse::Unhandled;
     });
-    http_.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    http_->set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        if (res.status == 404) {
+        if (res.status == 404 && known_path(req.path) != "other") {
+            // A known path with the wrong method.
+            const bool get = req.path == "/health" || req.path == "/v1/health" || req.path == "/v1/models" ||
+                             req.path == "/models" || req.path == "/metrics";
+            res.set_header("Allow", get ? "GET" : "POST");
+            send_error(res, 405, fmt::format("{} is not allowed on {} (use {})", req.method, req.path, get ? "GET" : "POST"),
+                       "invalid_request_error");
+        } else if (res.status == 404) {
             send_error(res, 404, "File Not Found", "not_found_error");
         } else if (res.status == 413) {
             send_error(res, 413, fmt::format("the request body is larger than {} bytes", kMaxBodyBytes),
@@ -429,7 +276,7 @@ void Server::routes() {
         }
         return httplib::Server::HandlerResponse::Handled;
     }));
-    http_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    http_->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string message = "unknown error";
         try {
             std::rethrow_exception(ep);
@@ -439,24 +286,32 @@ void Server::routes() {
         }
         send_error(res, 500, message, "server_error");
     });
-    http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    http_->set_logger([this](const httplib::Request& req, const httplib::Response& res) {
         metrics_.request(known_path(req.path), res.status);
+        if (res.body.size() > (size_t{1} << 20)) trim_memory_after_request();
     });
+    // A JSON body never holds a raw NUL byte; nlohmann's parser would stop at it and
+    // accept what came before.
+    auto json_post = [this](void (Server::*handler)(const httplib::Request&, httplib::Response&)) {
+        return [this, handler](const httplib::Request& req, httplib::Response& res) {
+            if (req.body.find('\0') != std::string::npos)
+                return bad_request(res, "invalid JSON in the request body: it contains a NUL byte");
+            (this->*handler)(req, res);
+        };
+    };
 
     auto health = [](const httplib::Request&, httplib::Response& res) { send_json(res, 200, json{{"status", "ok"}}); };
-    http_.Get("/health", health);
-    http_.Get("/v1/health", health);
-    http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });
-    http_.Get("/models", [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });
-    auto chat = [this](const httplib::Request& req, httplib::Response& res) { handle_chat(req, res); };
-    http_.Post("/v1/chat/completions", chat);
-    http_.Post("/chat/completions", chat);
-    auto completion = [this](const httplib::Request& req, httplib::Response& res) { handle_completion(req, res); };
-    http_.Post("/v1/completions", completion);
-    http_.Post("/completions", completion);
-    http_.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) { handle_tokenize(req, res); });
-    http_.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) { handle_detokenize(req, res); });
-    http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    http_->Get("/health", health);
+    http_->Get("/v1/health", health);
+    http_->Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });
+    http_->Get("/models", [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });
+    http_->Post("/v1/chat/completions", json_post(&Server::handle_chat));
+    http_->Post("/chat/completions", json_post(&Server::handle_chat));
+    http_->Post("/v1/completions", json_post(&Server::handle_completion));
+    http_->Post("/completions", json_post(&Server::handle_completion));
+    http_->Post("/tokenize", json_post(&Server::handle_tokenize));
+    http_->Post("/detokenize", json_post(&Server::handle_detokenize));
+    http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
         res.status = 200;
         res.set_content(metrics_.render(pool_->busy(), pool_->waiting(), pool_->size()), "text/plain; version=0.0.4");
     });
@@ -555,9 +410,10 @@ int Server::count_chat_prompt_tokens(const ChatRequest& r, const ChatOptions& co
     return static_cast<int>(tok.tokenize(prompt, tko).size());
 }
 
-std::unique_ptr<SlotPool::Lease> Server::take_slot(const std::string& conversation, int fd, httplib::Response& res) {
+std::unique_ptr<SlotPool::Lease> Server::take_slot(const std::string& conversation, httplib::Response& res) {
     std::unique_ptr<SlotPool::Lease> lease;
-    switch (pool_->acquire(conversation, [fd] { return peer_gone(fd); }, lease)) {
+    PeerProbe probe = probe_for_current_request(false);
+    switch (pool_->acquire(conversation, [&probe, this] { return stopping_.load() || probe.gone(); }, lease)) {
         case SlotPool::Outcome::Acquired:
             return lease;
         case SlotPool::Outcome::QueueFull:
@@ -568,10 +424,21 @@ std::unique_ptr<SlotPool::Lease> Server::take_slot(const std::string& conversati
                        "unavailable_error");
             return nullptr;
         case SlotPool::Outcome::Abandoned:
+            if (stopping_) {
+                send_shutting_down(res);
+                return nullptr;
+            }
             send_error(res, 499, "the client closed the connection", "invalid_request_error");
             return nullptr;
     }
     return nullptr;
+}
+
+int Server::cap_max_tokens(int& max_tokens, bool requested, int n_prompt) const {
+    const int room = n_ctx_ - n_prompt;
+    if (max_tokens <= room) return 0;
+    max_tokens = room;
+    return requested ? room : 0;
 }
 
 void Server::record(const GenerateResult& g, Clock::time_point start, bool cancelled) {
@@ -584,7 +451,7 @@ void Server::record(const GenerateResult& g, Clock::time_point start, bool cance
 struct StreamCtx {
     Server* server = nullptr;
     std::unique_ptr<SlotPool::Lease> lease;
-    int fd = -1;
+    ConnectionInfo conn;
     bool chat = true;
     ChatRequest chat_request;
     ChatOptions chat_options;
@@ -592,6 +459,7 @@ struct StreamCtx {
     GenerateOptions generate_options;
     bool parse_tools = false;
     std::optional<Sampler> sampler;
+    int max_tokens_capped = 0;  // > 0: the request's max_tokens was lowered to this
     std::string id, model;
     std::time_t created = 0;
     Clock::time_point start;
@@ -613,7 +481,7 @@ struct StreamCtx {
 
     void run(httplib::DataSink& sink) {
         Session& session = *lease->slot().session;
-        Watch watch(server->watchdog_, fd, &session);
+        Watch watch(server->watchdog_, PeerProbe(conn.fd, conn.http11, true), &session);
         bool alive = true;
         auto write = [&](const std::string& s) {
             if (!alive) return false;
@@ -626,8 +494,12 @@ struct StreamCtx {
         if (chat) write(sse_event(chunk(chat_choice(json{{"role", "assistant"}, {"content", nullptr}}, nullptr))));
         ContentGate gate(parse_tools);
         int pieces = 0;
+        bool refused = false;  // the callback stopped the generation (client gone or shutdown)
         auto on_piece = [&](const Piece& p) {
-            if (!alive || watch.gone()) return false;
+            if (!alive || watch.gone()) {
+                refused = true;
+                return false;
+            }
             if (p.text.empty()) return true;
             if (server->fail_stream_after_ > 0 && ++pieces > server->fail_stream_after_)
                 throw std::runtime_error(fmt::format("test hook: error injected after {} pieces", pieces - 1));
@@ -662,6 +534,13 @@ struct StreamCtx {
             }
             const bool cancelled = !alive || watch.gone();
             server->record(g, start, cancelled);
+            if (server->stopping_ && (g.finish_reason == FinishReason::Cancelled || refused)) {
+                // Cut by the shutdown: an error event, not a finish_reason that looks complete.
+                write(sse_event(error_body(503, "the server is shutting down", "unavailable_error")));
+                write(std::string(kSseDone));
+                sink.done();
+                return;
+            }
             const char* finish = finish_reason_name(g.finish_reason, has_tool_calls);
             const bool usage = chat ? chat_request.include_usage : true;
             json last = chat ? chunk(chat_choice(json::object(), finish)) : chunk(text_choice("", finish));
@@ -669,9 +548,9 @@ struct StreamCtx {
                 write(sse_event(last));
                 last = chunk(json::object());
                 last["choices"] = json::array();
-                last["usage"] = usage_json(g);
+                last["usage"] = usage_with_cap(g, max_tokens_capped);
             } else if (usage) {
-                last["usage"] = usage_json(g);
+                last["usage"] = usage_with_cap(g, max_tokens_capped);
             }
             last["timings"] = timings_json(g);
             write(sse_event(last));
@@ -733,9 +612,14 @@ void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
         return bad_request(res, std::string("Failed to format input: ") + e.what());
     }
     if (n_prompt >= n_ctx_) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
-    ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
-    ctx->fd = find_client_socket(req);
-    ctx->lease = take_slot(r.conversation_id, ctx->fd, res);
+    ctx->max_tokens_capped = cap_max_tokens(co.generate.max_tokens, r.sampling.max_tokens.has_value(), n_prompt);
+    try {
+        ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
+    } catch (const Error& e) {
+        return bad_request(res, e.what());
+    }
+    if (const ConnectionInfo* c = current_connection()) ctx->conn = *c;
+    ctx->lease = take_slot(r.conversation_id, res);
     if (!ctx->lease) return;
     ctx->id = "chatcmpl-" + random_string(32);
     ctx->created = std::time(nullptr);
@@ -743,7 +627,7 @@ void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
     if (r.stream) return start_stream(res, ctx);
 
     Session& session = *ctx->lease->slot().session;
-    Watch watch(watchdog_, ctx->fd, &session);
+    Watch watch(watchdog_, probe_for_current_request(false), &session);
     ChatResult cr;
     try {
         cr = session.chat(r.messages, *ctx->sampler, co);
@@ -754,6 +638,7 @@ void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
     }
     const GenerateResult& g = cr.generation;
     record(g, start, watch.gone());
+    if (stopping_ && g.finish_reason == FinishReason::Cancelled) return send_shutting_down(res);
     if (watch.gone()) return send_error(res, 499, "the client closed the connection", "invalid_request_error");
     const bool has_tool_calls = ctx->parse_tools && !cr.tool_calls.empty();
     json message{{"role", "assistant"}, {"content", has_tool_calls ? content_before_tool_calls(g.text) : g.text}};
@@ -767,7 +652,7 @@ void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
         {"model", ctx->model},
         {"system_fingerprint", kFingerprint},
         {"object", "chat.completion"},
-        {"usage", usage_json(g)},
+        {"usage", usage_with_cap(g, ctx->max_tokens_capped)},
         {"id", ctx->id},
         {"timings", timings_json(g)},
     };
@@ -807,9 +692,14 @@ void Server::handle_completion(const httplib::Request& req, httplib::Response& r
         if (n_prompt == 0) return bad_request(res, "'prompt' is empty (no tokens)");
     }
     if (n_prompt >= n_ctx_) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
-    ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
-    ctx->fd = find_client_socket(req);
-    ctx->lease = take_slot(r.conversation_id, ctx->fd, res);
+    ctx->max_tokens_capped = cap_max_tokens(go.max_tokens, r.sampling.max_tokens.has_value(), n_prompt);
+    try {
+        ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
+    } catch (const Error& e) {
+        return bad_request(res, e.what());
+    }
+    if (const ConnectionInfo* c = current_connection()) ctx->conn = *c;
+    ctx->lease = take_slot(r.conversation_id, res);
     if (!ctx->lease) return;
     ctx->id = "cmpl-" + random_string(32);
     ctx->created = std::time(nullptr);
@@ -817,7 +707,7 @@ void Server::handle_completion(const httplib::Request& req, httplib::Response& r
     if (r.stream) return start_stream(res, ctx);
 
     Session& session = *ctx->lease->slot().session;
-    Watch watch(watchdog_, ctx->fd, &session);
+    Watch watch(watchdog_, probe_for_current_request(false), &session);
     GenerateResult g;
     try {
         g = r.prompt_is_tokens ? session.generate(std::span<const TokenId>(r.prompt_tokens), *ctx->sampler, go)
@@ -828,6 +718,7 @@ void Server::handle_completion(const httplib::Request& req, httplib::Response& r
         return send_error(res, 500, e.what(), "server_error");
     }
     record(g, start, watch.gone());
+    if (stopping_ && g.finish_reason == FinishReason::Cancelled) return send_shutting_down(res);
     if (watch.gone()) return send_error(res, 499, "the client closed the connection", "invalid_request_error");
     json body{
         {"choices", json::array({json{{"text", g.text},
@@ -838,7 +729,7 @@ void Server::handle_completion(const httplib::Request& req, httplib::Response& r
         {"model", ctx->model},
         {"system_fingerprint", kFingerprint},
         {"object", "text_completion"},
-        {"usage", usage_json(g)},
+        {"usage", usage_with_cap(g, ctx->max_tokens_capped)},
         {"id", ctx->id},
         {"timings", timings_json(g)},
     };
@@ -852,28 +743,49 @@ void Server::handle_tokenize(const httplib::Request& req, httplib::Response& res
     } catch (const RequestError& e) {
         return bad_request(res, e.what());
     }
+    if (r.content.size() > kMaxTokenizeBytes)
+        return bad_request(res, fmt::format("'content' is longer than {} bytes", kMaxTokenizeBytes));
+    if (!tokenize_gate_->enter()) {
+        metrics_.rejected_busy();
+        return send_error(res, 503, "the server is busy: too many /tokenize requests at once", "unavailable_error");
+    }
+    struct Leave {
+        TokenizeGate& g;
+        ~Leave() { g.leave(); }
+    } leave{*tokenize_gate_};
     const Tokenizer& tok = model_->tokenizer();
     TokenizeOptions to;
     to.add_special = r.add_special;
     to.parse_special = r.parse_special;
     const std::vector<TokenId> ids = tok.tokenize(r.content, to);
-    json tokens = json::array();
-    for (TokenId id : ids) {
+    // The body is written as text, one token at a time (no JSON tree of the whole answer:
+    // that cost ~230 bytes of memory per input byte with pieces).
+    std::string out = "{\"tokens\":[";
+    out.reserve(ids.size() * (r.with_pieces ? 24 : 7) + 16);
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (i) out += ',';
+        const TokenId id = ids[i];
         if (!r.with_pieces) {
-            tokens.push_back(id);
+            out += std::to_string(id);
             continue;
         }
         const std::string piece = tok.token_to_piece(id, true);
-        json piece_json;
+        out += "{\"id\":" + std::to_string(id) + ",\"piece\":";
         if (sanitize_utf8(piece) == piece) {
-            piece_json = piece;
+            out += json(piece).dump();
         } else {  // not valid UTF-8 on its own: the bytes, as llama-server gives them
-            piece_json = json::array();
-            for (unsigned char c : piece) piece_json.push_back(static_cast<int>(c));
+            out += '[';
+            for (size_t k = 0; k < piece.size(); ++k) {
+                if (k) out += ',';
+                out += std::to_string(static_cast<unsigned char>(piece[k]));
+            }
+            out += ']';
         }
-        tokens.push_back(json{{"id", id}, {"piece", piece_json}});
+        out += '}';
     }
-    send_json(res, 200, json{{"tokens", tokens}});
+    out += "]}";
+    res.status = 200;
+    res.set_content(out, "application/json; charset=utf-8");
 }
 
 void Server::handle_detokenize(const httplib::Request& req, httplib::Response& res) {
@@ -914,6 +826,10 @@ int main(int argc, char** argv) {
     }
     // A client that disconnects must not kill the process; stop on SIGINT/SIGTERM.
     signal(SIGPIPE, SIG_IGN);
+    // Blocks of 256 KiB and more (request bodies, large answers, their buffers) are mapped
+    // on their own and unmapped when freed, whichever thread frees them. glibc's default
+    // raises this threshold after the first such free, after which they stay in its arenas.
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);

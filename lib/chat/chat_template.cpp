@@ -4,12 +4,14 @@
 #include "chat/jinja_builtins.hpp"
 #include "chat/jinja_interpreter.hpp"
 #include "chat/jinja_parser.hpp"
+#include "chat/template_limits.hpp"
 
 #include <genie/chat.hpp>
 #include <genie/error.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <new>
 
 namespace genie {
@@ -20,6 +22,10 @@ struct ChatTemplate::Impl {
 };
 
 namespace {
+
+// set_template_limits_for_testing(); 0 = the default.
+std::atomic<uint64_t> g_test_loops{0}, g_test_steps{0};
+std::atomic<size_t> g_test_string_bytes{0};
 
 using chat::jinja::Dict;
 using chat::jinja::TemplateError;
@@ -85,10 +91,13 @@ std::string render_with(const ChatTemplate::Impl& impl, Value messages, const Ch
     chat::jinja::RenderSettings settings;
     settings.max_output_bytes = options.max_output_bytes;
     settings.now_unix_seconds = options.now_unix_seconds;
+    if (const uint64_t n = g_test_loops.load(std::memory_order_relaxed)) settings.max_loop_iterations = n;
+    if (const uint64_t n = g_test_steps.load(std::memory_order_relaxed)) settings.max_steps = n;
     chat::jinja::Budget budget;
     budget.max_string_bytes = options.max_output_bytes;
     const size_t sixteen_outputs = options.max_output_bytes > (SIZE_MAX >> 5) ? SIZE_MAX : options.max_output_bytes * 16;
     budget.bytes_left = std::max<size_t>(size_t{256} << 20, sixteen_outputs);
+    if (const size_t n = g_test_string_bytes.load(std::memory_order_relaxed)) budget.bytes_left = n;
     chat::jinja::BudgetScope budget_scope(budget);
     chat::jinja::Interpreter interpreter(*impl.tree, settings);
     return interpreter.render(vars);
@@ -146,4 +155,13 @@ std::string_view chatml_template_source() noexcept {
            "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}";
 }
 
+namespace detail {
+
+void set_template_limits_for_testing(uint64_t max_loop_iterations, uint64_t max_steps, size_t max_string_bytes_total) noexcept {
+    g_test_loops.store(max_loop_iterations, std::memory_order_relaxed);
+    g_test_steps.store(max_steps, std::memory_order_relaxed);
+    g_test_string_bytes.store(max_string_bytes_total, std::memory_order_relaxed);
+}
+
+}  // namespace detail
 }  // namespace genie

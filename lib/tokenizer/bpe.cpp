@@ -123,6 +123,9 @@ void Tokenizer::Impl::tokenize_bpe(std::string_view text, std::vector<TokenId>& 
                 if (single_byte_token[c] != kNoToken) out.push_back(single_byte_token[c]);
         }
     }
+    // Scratch that grew for a long text is not kept: every thread that ever tokenized one
+    // (a server's workers) would hold megabytes for good.
+    if (s.cpts.capacity() > (size_t{64} << 10)) s = Scratch{};
 }
 
 }  // namespace genie

@@ -96,6 +96,11 @@ void Tokenizer::Impl::tokenize_spm(std::string_view text, std::vector<TokenId>& 
             else if (unk != kNoToken) out.push_back(unk);
         }
     }
+    // Scratch that grew for a long text is not kept (see tokenize_bpe).
+    if (symbols.capacity() > (size_t{64} << 10)) {
+        std::vector<Symbol>().swap(symbols);
+        std::vector<Bigram>().swap(heap);
+    }
 }
 
 }  // namespace genie

@@ -6,6 +6,8 @@
 // max_output_bytes.
 #include "fuzz_support.hpp"
 
+#include "chat/template_limits.hpp"
+
 #include <genie/chat.hpp>
 #include <genie/error.hpp>
 
@@ -13,6 +15,11 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    // Lower limits than a real render's (1 M loop iterations, 50 M steps, 256 MB of
+    // strings), so that an input costs milliseconds, not seconds, under ASan: every limit
+    // is still reached and must still end the render with an Error.
+    static const bool limited = (genie::detail::set_template_limits_for_testing(2'000, 200'000, size_t{4} << 20), true);
+    (void)limited;
     if (size > 16384) return 0;
     genie_fuzz::Input in(data, size);
     const uint8_t mode = in.byte();
