@@ -344,6 +344,12 @@ fn a_forced_tool_call_goes_back_into_the_conversation() {
     let answer = session.chat(&follow_up).unwrap();
     assert!(answer.tool_calls.is_empty() && answer.rejected_tool_calls.is_empty(), "{answer:?}");
     assert!(answer.usage.prompt_tokens > response.usage.prompt_tokens);
+    // The tool fields reach the library: malformed calls JSON is its error.
+    let bad = ChatRequest::new()
+        .user("u")
+        .messages([genie::Message::new(genie::Role::Assistant, "").with_tool_calls_json("[not json")]);
+    let err = session.chat(&bad).unwrap_err();
+    assert!(matches!(err, Error::Format(_)) && err.message().contains("tool_calls_json"), "{err:?}");
 
     // Required: one or more calls of offered tools (or the token limit).
     let required = session.chat(&req.clone().require_tool_call().parallel_tool_calls(true)).unwrap();
