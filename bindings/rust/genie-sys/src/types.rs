@@ -420,6 +420,47 @@ pub const GENIE_RESPONSE_FORMAT_NONE: genie_response_format = 0;
 pub const GENIE_RESPONSE_FORMAT_JSON_OBJECT: genie_response_format = 1;
 /// A JSON value following json_schema (genie::JsonConstraint::from_schema; docs/constraints.md)
 pub const GENIE_RESPONSE_FORMAT_JSON_SCHEMA: genie_response_format = 2;
+/// Text the GBNF grammar `grammar` derives from its rule "root" (genie::JsonConstraint::from_grammar; request version 2)
+pub const GENIE_RESPONSE_FORMAT_GRAMMAR: genie_response_format = 3;
+
+/// `genie_tool_choice`: whether the answer must be a tool call (request version 2).
+pub type genie_tool_choice = c_int;
+/// The model decides; calls of tools that were not offered, or with arguments that do not follow the tool's schema, are not calls (the text stays the answer's content)
+pub const GENIE_TOOL_CHOICE_AUTO: genie_tool_choice = 0;
+/// No tool calls are parsed from the answer.
+pub const GENIE_TOOL_CHOICE_NONE: genie_tool_choice = 1;
+/// The answer is constrained to a call of one of the tools, each with its own parameters schema (genie::tool_call_schema)
+pub const GENIE_TOOL_CHOICE_REQUIRED: genie_tool_choice = 2;
+/// The answer is constrained to a call of tool_choice_function.
+pub const GENIE_TOOL_CHOICE_FUNCTION: genie_tool_choice = 3;
+
+/// The fields of a message beyond role and content (request version 2), in an array
+/// parallel to `genie_chat_request::messages`, so that tool calls and their results can go
+/// back into the conversation. Every field may be NULL (= absent).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct genie_chat_turn_extra {
+    /// An assistant message: the calls it made, a JSON array in the OpenAI shape (`[{"id", "type": "function", "function": {"name", "arguments"}}]`); NUL-terminated.
+    pub tool_calls_json: *const c_char,
+    /// A "tool" message: the id of the call it answers.
+    pub tool_call_id: *const c_char,
+    /// The tool's (or participant's) name.
+    pub name: *const c_char,
+}
+
+/// One tool call of a `genie_chat_result` (version 2). Owned by the result.
+#[repr(C)]
+#[derive(Debug)]
+pub struct genie_tool_call {
+    /// The id the model gave, else "call_<index>"; NUL-terminated.
+    pub id: *mut c_char,
+    /// The tool's name.
+    pub name: *mut c_char,
+    /// Its arguments as JSON text ("{}" when none)
+    pub arguments: *mut c_char,
+    /// Rejected calls: why they are not calls; NULL for accepted ones.
+    pub error: *mut c_char,
+}
 
 /// `genie_think`: Qwen3-style thinking switch.
 pub type genie_think = c_int;
@@ -431,9 +472,10 @@ pub const GENIE_THINK_ON: genie_think = 1;
 pub const GENIE_THINK_OFF: genie_think = 2;
 
 /// The version of the struct this header declares (its `version` field).
-pub const GENIE_CHAT_REQUEST_VERSION: c_uint = 1;
+pub const GENIE_CHAT_REQUEST_VERSION: c_uint = 2;
 /// A `genie_session_chat` / `genie_engine_chat` request; everything it points to is
-/// read during the call only.
+/// read during the call only. Version 1 ends after `tools_json_len` (the library reads no
+/// field past the version it was given).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct genie_chat_request {
@@ -467,6 +509,18 @@ pub struct genie_chat_request {
     pub tools_json: *const c_char,
     /// Bytes of tools_json.
     pub tools_json_len: usize,
+    /// Since version 2: NULL, or n_messages entries parallel to messages (tool_calls, tool_call_id, name)
+    pub message_extras: *const genie_chat_turn_extra,
+    /// Default GENIE_TOOL_CHOICE_AUTO; REQUIRED / FUNCTION need tools_json and override response_format.
+    pub tool_choice: genie_tool_choice,
+    /// GENIE_TOOL_CHOICE_FUNCTION: the tool's name (NUL-terminated)
+    pub tool_choice_function: *const c_char,
+    /// -1 (default): every call of an AUTO answer is returned, a forced answer is one call; 1: a forced answer may also be an array of calls; 0: only the first call is returned.
+    pub parallel_tool_calls: c_int,
+    /// GENIE_RESPONSE_FORMAT_GRAMMAR: a GBNF grammar (llama.cpp's format, start rule "root")
+    pub grammar: *const c_char,
+    /// Bytes of grammar.
+    pub grammar_len: usize,
 }
 /// The `GENIE_CHAT_REQUEST_INIT` macro: the defaults (equal to what the `_init()` function writes), or the initial value of an output struct.
 pub const GENIE_CHAT_REQUEST_INIT: genie_chat_request = genie_chat_request {
@@ -485,6 +539,12 @@ pub const GENIE_CHAT_REQUEST_INIT: genie_chat_request = genie_chat_request {
     deadline_ms: 0,
     tools_json: ptr::null(),
     tools_json_len: 0,
+    message_extras: ptr::null(),
+    tool_choice: GENIE_TOOL_CHOICE_AUTO,
+    tool_choice_function: ptr::null(),
+    parallel_tool_calls: -1,
+    grammar: ptr::null(),
+    grammar_len: 0,
 };
 
 /// `genie_piece_kind`: what a piece of chat output is.
@@ -499,8 +559,10 @@ pub type genie_piece_callback =
     Option<unsafe extern "C" fn(user: *mut c_void, kind: genie_piece_kind, utf8: *const c_char, len: usize) -> c_int>;
 
 /// The version of the struct this header declares (its `version` field).
-pub const GENIE_CHAT_RESULT_VERSION: c_uint = 1;
+pub const GENIE_CHAT_RESULT_VERSION: c_uint = 2;
 /// The outcome of a chat call; owns its strings (release with `genie_chat_result_clear`).
+/// Version 1 ends after `total_ms` (the library writes no field past the version the
+/// caller set).
 #[repr(C)]
 #[derive(Debug)]
 pub struct genie_chat_result {
@@ -540,6 +602,12 @@ pub struct genie_chat_result {
     pub decode_tokens_per_s: c_double,
     /// The whole call.
     pub total_ms: c_double,
+    /// Since version 2: all n_tool_calls calls, in the order of the answer; NULL when none.
+    pub tool_calls: *mut genie_tool_call,
+    /// Calls found in the answer but not accepted (a tool that was not offered, arguments that do not follow its schema, or a second call with parallel_tool_calls 0); their text stays in the answer.
+    pub n_rejected_tool_calls: usize,
+    /// With `error` set; NULL when none.
+    pub rejected_tool_calls: *mut genie_tool_call,
 }
 /// The `GENIE_CHAT_RESULT_INIT` macro: the defaults (equal to what the `_init()` function writes), or the initial value of an output struct.
 pub const GENIE_CHAT_RESULT_INIT: genie_chat_result = genie_chat_result {
@@ -561,6 +629,9 @@ pub const GENIE_CHAT_RESULT_INIT: genie_chat_result = genie_chat_result {
     decode_ms: 0.0,
     decode_tokens_per_s: 0.0,
     total_ms: 0.0,
+    tool_calls: ptr::null_mut(),
+    n_rejected_tool_calls: 0,
+    rejected_tool_calls: ptr::null_mut(),
 };
 
 // ---- engine -------------------------------------------------------------------------

@@ -13,7 +13,10 @@ use genie_sys as sys;
 
 use crate::error::{check, invalid, Result};
 use crate::sampler::{RawSamplerOptions, SamplerOptions};
-use crate::util::{bytes_str, c_string, millis_u32, ms_duration, to_i32};
+use crate::tools::{
+    message_extras, to_tool_call, tool_call_slice, tool_calls_json, RejectedToolCall, ToolCall, ToolChoice,
+};
+use crate::util::{borrowed_str, bytes_str, c_string, millis_u32, ms_duration, to_i32};
 
 /// Who speaks a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,19 +51,55 @@ impl Role {
     }
 }
 
-/// One message of a conversation.
+/// One message of a conversation. Besides role and content, the fields that carry tool
+/// calls and their results back into the conversation (`genie_chat_turn_extra`); a field
+/// that is `None` is absent from the message the template sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
     /// What is said (UTF-8).
     pub content: String,
+    /// An assistant message: the calls it made, a JSON array in the OpenAI shape
+    /// (`[{"id", "type": "function", "function": {"name", "arguments"}}]`);
+    /// [`tool_calls_json`](crate::tool_calls_json) writes it from [`ToolCall`]s.
+    pub tool_calls_json: Option<String>,
+    /// A tool message: the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    /// The tool's (or participant's) name.
+    pub name: Option<String>,
 }
 
 impl Message {
-    /// A message of `role`.
+    /// A message of `role` without tool fields.
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Message { role, content: content.into() }
+        Message { role, content: content.into(), tool_calls_json: None, tool_call_id: None, name: None }
+    }
+    /// An assistant message that made these tool calls (`content` may be empty).
+    pub fn assistant_tool_calls(content: impl Into<String>, calls: &[ToolCall]) -> Self {
+        Message::new(Role::Assistant, content).with_tool_calls_json(tool_calls_json(calls))
+    }
+    /// A tool message: the result `content` of the call `tool_call_id` of the tool `name`.
+    pub fn tool_result(tool_call_id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
+        Message::new(Role::Tool, content).with_tool_call_id(tool_call_id).with_name(name)
+    }
+    /// Sets [`Self::tool_calls_json`] (a JSON array text, OpenAI shape).
+    pub fn with_tool_calls_json(mut self, json: impl Into<String>) -> Self {
+        self.tool_calls_json = Some(json.into());
+        self
+    }
+    /// Sets [`Self::tool_call_id`].
+    pub fn with_tool_call_id(mut self, id: impl Into<String>) -> Self {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+    /// Sets [`Self::name`].
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+    pub(crate) fn has_extras(&self) -> bool {
+        self.tool_calls_json.is_some() || self.tool_call_id.is_some() || self.name.is_some()
     }
 }
 
@@ -75,6 +114,9 @@ pub enum ResponseFormat {
     /// A JSON value following this JSON schema (its text; docs/constraints.md says which
     /// keywords are supported: an unsupported schema fails with `InvalidArgument`).
     JsonSchema(String),
+    /// Text that this GBNF grammar (llama.cpp's format, start rule `root`) derives; a
+    /// grammar that does not parse fails with `InvalidArgument`.
+    Grammar(String),
 }
 
 /// Qwen3-style thinking switch (`genie_think`, the template's `enable_thinking`).
@@ -131,6 +173,12 @@ pub struct ChatRequest {
     pub deadline: Option<Duration>,
     /// A JSON array of tool definitions (OpenAI shape) given to the template as `tools`.
     pub tools_json: Option<String>,
+    /// Whether the answer must be a tool call; default [`ToolChoice::Auto`].
+    pub tool_choice: ToolChoice,
+    /// `None` (the default): every call of an automatic answer is returned, a forced
+    /// answer is one call; `Some(true)`: a forced answer may also be an array of calls;
+    /// `Some(false)`: only the first call is returned (later ones are rejected).
+    pub parallel_tool_calls: Option<bool>,
 }
 
 impl Default for ChatRequest {
@@ -145,6 +193,8 @@ impl Default for ChatRequest {
             idle_timeout: None,
             deadline: None,
             tools_json: None,
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: None,
         }
     }
 }
@@ -176,9 +226,26 @@ impl ChatRequest {
     pub fn assistant(self, content: impl Into<String>) -> Self {
         self.message(Role::Assistant, content)
     }
-    /// Appends a tool result.
+    /// Appends a tool result (without a call id; [`Self::tool_result`] gives one).
     pub fn tool(self, content: impl Into<String>) -> Self {
         self.message(Role::Tool, content)
+    }
+    /// Appends an assistant message that made these tool calls (e.g. an earlier
+    /// answer's [`ChatResponse::tool_calls`]); `content` may be empty.
+    pub fn assistant_tool_calls(mut self, content: impl Into<String>, calls: &[ToolCall]) -> Self {
+        self.messages.push(Message::assistant_tool_calls(content, calls));
+        self
+    }
+    /// Appends a tool message: the result `content` of the call `tool_call_id` of the tool
+    /// `name`.
+    pub fn tool_result(
+        mut self,
+        tool_call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        self.messages.push(Message::tool_result(tool_call_id, name, content));
+        self
     }
     /// Sets [`Self::max_tokens`].
     pub fn max_tokens(mut self, n: u32) -> Self {
@@ -202,6 +269,10 @@ impl ChatRequest {
     /// The answer follows this JSON schema (its text).
     pub fn json_schema(self, schema: impl Into<String>) -> Self {
         self.response_format(ResponseFormat::JsonSchema(schema.into()))
+    }
+    /// The answer is text this GBNF grammar derives from its rule `root`.
+    pub fn grammar(self, gbnf: impl Into<String>) -> Self {
+        self.response_format(ResponseFormat::Grammar(gbnf.into()))
     }
     /// Thinking on (`true`) or off (`false`); [`Self::think_mode`] for the template's default.
     pub fn think(self, on: bool) -> Self {
@@ -232,6 +303,24 @@ impl ChatRequest {
         self.tools_json = Some(tools.into());
         self
     }
+    /// Sets [`Self::tool_choice`].
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.tool_choice = choice;
+        self
+    }
+    /// The answer must be a call of one of the tools ([`ToolChoice::Required`]).
+    pub fn require_tool_call(self) -> Self {
+        self.tool_choice(ToolChoice::Required)
+    }
+    /// The answer must be a call of the tool `name` ([`ToolChoice::Function`]).
+    pub fn tool_choice_function(self, name: impl Into<String>) -> Self {
+        self.tool_choice(ToolChoice::Function(name.into()))
+    }
+    /// Sets [`Self::parallel_tool_calls`] to `Some(allow)`.
+    pub fn parallel_tool_calls(mut self, allow: bool) -> Self {
+        self.parallel_tool_calls = Some(allow);
+        self
+    }
 }
 
 /// A [`ChatRequest`] translated for the C ABI: owns every string and array the
@@ -241,9 +330,16 @@ pub(crate) struct RawRequest {
     _contents: Vec<String>,
     _stops: Vec<CString>,
     stop_ptrs: Vec<*const c_char>,
+    /// Parallel to `turns` when any message has tool fields, else empty (NULL).
+    extras: Vec<sys::genie_chat_turn_extra>,
+    _extra_strings: Vec<CString>,
     sampler: RawSamplerOptions,
     schema: Option<String>,
+    grammar: Option<String>,
     tools: Option<String>,
+    tool_choice: sys::genie_tool_choice,
+    tool_choice_function: Option<CString>,
+    parallel_tool_calls: i32,
     max_tokens: i32,
     response_format: sys::genie_response_format,
     think: sys::genie_think,
@@ -253,8 +349,9 @@ pub(crate) struct RawRequest {
 
 impl RawRequest {
     /// Checks and copies `req`; a Rust-side [`Error::InvalidArgument`](crate::Error) names
-    /// the field that cannot be expressed in C (a NUL byte in a stop string, a duration
-    /// over `u32::MAX` ms, `max_tokens` over `i32::MAX`).
+    /// the field that cannot be expressed in C (a NUL byte in a stop string, a message's
+    /// tool field or the tool choice's name, a duration over `u32::MAX` ms, `max_tokens`
+    /// over `i32::MAX`).
     pub(crate) fn new(req: &ChatRequest) -> Result<RawRequest> {
         let contents: Vec<String> = req.messages.iter().map(|m| m.content.clone()).collect();
         let turns = req
@@ -272,10 +369,20 @@ impl RawRequest {
             stops.push(c_string(&format!("stop string {i}"), s)?);
         }
         let stop_ptrs = stops.iter().map(|s| s.as_ptr()).collect();
-        let (response_format, schema) = match &req.response_format {
-            ResponseFormat::Text => (sys::GENIE_RESPONSE_FORMAT_NONE, None),
-            ResponseFormat::JsonObject => (sys::GENIE_RESPONSE_FORMAT_JSON_OBJECT, None),
-            ResponseFormat::JsonSchema(s) => (sys::GENIE_RESPONSE_FORMAT_JSON_SCHEMA, Some(s.clone())),
+        let (extras, extra_strings) = message_extras(&req.messages)?;
+        let (response_format, schema, grammar) = match &req.response_format {
+            ResponseFormat::Text => (sys::GENIE_RESPONSE_FORMAT_NONE, None, None),
+            ResponseFormat::JsonObject => (sys::GENIE_RESPONSE_FORMAT_JSON_OBJECT, None, None),
+            ResponseFormat::JsonSchema(s) => (sys::GENIE_RESPONSE_FORMAT_JSON_SCHEMA, Some(s.clone()), None),
+            ResponseFormat::Grammar(g) => (sys::GENIE_RESPONSE_FORMAT_GRAMMAR, None, Some(g.clone())),
+        };
+        let (tool_choice, tool_choice_function) = match &req.tool_choice {
+            ToolChoice::Auto => (sys::GENIE_TOOL_CHOICE_AUTO, None),
+            ToolChoice::None => (sys::GENIE_TOOL_CHOICE_NONE, None),
+            ToolChoice::Required => (sys::GENIE_TOOL_CHOICE_REQUIRED, None),
+            ToolChoice::Function(name) => {
+                (sys::GENIE_TOOL_CHOICE_FUNCTION, Some(c_string("the tool choice's function name", name)?))
+            }
         };
         let think = match req.think {
             Think::Default => sys::GENIE_THINK_DEFAULT,
@@ -287,9 +394,15 @@ impl RawRequest {
             _contents: contents,
             _stops: stops,
             stop_ptrs,
+            extras,
+            _extra_strings: extra_strings,
             sampler: req.sampling.to_raw_with_bias(),
             schema,
+            grammar,
             tools: req.tools_json.clone(),
+            tool_choice,
+            tool_choice_function,
+            parallel_tool_calls: req.parallel_tool_calls.map_or(-1, i32::from),
             max_tokens: to_i32("max_tokens", req.max_tokens as usize)?,
             response_format,
             think,
@@ -302,6 +415,7 @@ impl RawRequest {
     pub(crate) fn as_raw(&self) -> sys::genie_chat_request {
         let (schema, schema_len) = self.schema.as_ref().map_or((ptr::null(), 0), |s| (s.as_ptr().cast(), s.len()));
         let (tools, tools_len) = self.tools.as_ref().map_or((ptr::null(), 0), |s| (s.as_ptr().cast(), s.len()));
+        let (grammar, grammar_len) = self.grammar.as_ref().map_or((ptr::null(), 0), |s| (s.as_ptr().cast(), s.len()));
         sys::genie_chat_request {
             messages: self.turns.as_ptr(),
             n_messages: self.turns.len(),
@@ -317,6 +431,12 @@ impl RawRequest {
             deadline_ms: self.deadline_ms,
             tools_json: tools,
             tools_json_len: tools_len,
+            message_extras: if self.extras.is_empty() { ptr::null() } else { self.extras.as_ptr() },
+            tool_choice: self.tool_choice,
+            tool_choice_function: self.tool_choice_function.as_ref().map_or(ptr::null(), |s| s.as_ptr()),
+            parallel_tool_calls: self.parallel_tool_calls,
+            grammar,
+            grammar_len,
             ..sys::GENIE_CHAT_REQUEST_INIT
         }
     }
@@ -371,15 +491,6 @@ pub enum FinishReason {
     Timeout,
 }
 
-/// A tool call found in the answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    /// The tool's name.
-    pub name: String,
-    /// Its arguments as JSON text (`"{}"` when none).
-    pub arguments: String,
-}
-
 /// Token counts of a chat call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {
@@ -415,12 +526,12 @@ pub struct ChatResponse {
     pub content: String,
     /// The reasoning text (trimmed), `""` when none.
     pub reasoning: String,
-    /// Tool calls found in the answer. The C ABI reports the first one's name and
-    /// arguments only: this holds at most one; [`Self::tool_call_count`] says how many
-    /// the answer had.
+    /// Every tool call of the answer, in its order (empty with [`ToolChoice::None`]).
     pub tool_calls: Vec<ToolCall>,
-    /// How many tool calls the answer had.
+    /// How many tool calls the answer had (`tool_calls.len()`).
     pub tool_call_count: usize,
+    /// Calls found in the answer but not accepted, each with the reason.
+    pub rejected_tool_calls: Vec<RejectedToolCall>,
     /// Why it ended.
     pub finish_reason: FinishReason,
     /// Token counts.
@@ -447,21 +558,25 @@ impl RawResult {
             other => return Err(invalid(format!("genie: a successful chat reported finish reason {other}"))),
         };
         let count = |n: i32| u32::try_from(n).unwrap_or(0);
-        let mut tool_calls = Vec::new();
-        if r.n_tool_calls > 0 && !r.tool_name.is_null() {
-            // SAFETY: NUL-terminated strings owned by the result.
-            tool_calls.push(ToolCall {
-                name: unsafe { crate::util::borrowed_str(r.tool_name) },
-                arguments: unsafe { crate::util::borrowed_str(r.tool_arguments) },
-            });
-        }
+        // SAFETY: version 2 results hold n_tool_calls / n_rejected_tool_calls entries there.
+        let tool_calls = unsafe { tool_call_slice(r.tool_calls, r.n_tool_calls) };
+        // SAFETY: as above.
+        let rejected = unsafe { tool_call_slice(r.rejected_tool_calls, r.n_rejected_tool_calls) };
         Ok(ChatResponse {
             // SAFETY: text/reasoning hold *_len bytes owned by the result.
             content: unsafe { bytes_str(r.text, r.text_len) },
             // SAFETY: as above.
             reasoning: unsafe { bytes_str(r.reasoning, r.reasoning_len) },
-            tool_calls,
+            tool_calls: tool_calls.iter().map(to_tool_call).collect(),
             tool_call_count: r.n_tool_calls,
+            rejected_tool_calls: rejected
+                .iter()
+                .map(|c| RejectedToolCall {
+                    call: to_tool_call(c),
+                    // SAFETY: NULL or a NUL-terminated string owned by the result.
+                    error: unsafe { borrowed_str(c.error) },
+                })
+                .collect(),
             finish_reason,
             usage: Usage {
                 prompt_tokens: count(r.prompt_tokens),

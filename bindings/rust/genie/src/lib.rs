@@ -4,9 +4,10 @@
 //! - [`Model`]: a loaded GGUF model; [`Session`]: one conversation's KV cache and generate
 //!   loop; [`Sampler`]: token sampling; [`Engine`]: a model's lifecycle (background load,
 //!   swap, unload, warm-up, context limit), health and warm conversations.
-//! - Chat: a [`ChatRequest`] (messages, max tokens, sampling, JSON schema, thinking, stop
-//!   strings, deadline, idle timeout) gives a [`ChatResponse`] (content, reasoning, tool
-//!   calls, finish reason, usage, timings), blocking (`chat`), streamed to a closure
+//! - Chat: a [`ChatRequest`] (messages with tool calls and tool results, max tokens,
+//!   sampling, JSON schema or GBNF grammar, tools and tool choice, thinking, stop strings,
+//!   deadline, idle timeout) gives a [`ChatResponse`] (content, reasoning, every tool call
+//!   and the rejected ones, finish reason, usage, timings), blocking (`chat`), streamed to a closure
 //!   (`chat_stream`, whose `ControlFlow::Break` stops the generation), or streamed through
 //!   a channel from a background thread ([`ChatStream`], cancellable from any thread with
 //!   a [`Canceller`]).
@@ -82,6 +83,7 @@ mod model;
 mod sampler;
 mod session;
 mod stream;
+mod tools;
 mod util;
 
 #[cfg(test)]
@@ -89,7 +91,7 @@ mod unit_tests;
 
 pub use chat::{
     ChatRequest, ChatResponse, FinishReason, Message, OwnedPiece, Piece, PieceKind, ResponseFormat, Role, Think,
-    Timings, ToolCall, Usage,
+    Timings, Usage,
 };
 pub use engine::{Engine, EngineChatOptions, EngineOptions, EngineState, EngineStatus, Health, HealthLevel};
 pub use error::{Error, Result};
@@ -98,6 +100,7 @@ pub use model::{Backend, DetokenizeFlags, Model, ModelInfo, ModelOptions, Templa
 pub use sampler::{Sampler, SamplerOptions};
 pub use session::{GenerateOptions, Generation, KvType, Session, SessionOptions};
 pub use stream::{Canceller, ChatStream};
+pub use tools::{tool_calls_json, RejectedToolCall, ToolCall, ToolChoice};
 
 /// The raw C ABI (`genie-sys`), for what this crate does not wrap.
 pub use genie_sys as sys;

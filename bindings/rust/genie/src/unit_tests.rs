@@ -145,3 +145,150 @@ fn library_version_and_abi() {
     check_abi().unwrap();
     assert!(!version().is_empty());
 }
+
+#[test]
+fn tool_choice_grammar_and_parallel_calls_set_the_c_fields() {
+    let c_req = |req: &ChatRequest| {
+        let raw = RawRequest::new(req).unwrap();
+        let c = raw.as_raw();
+        let function = if c.tool_choice_function.is_null() {
+            None
+        } else {
+            // SAFETY: points into `raw`, alive here.
+            Some(unsafe { std::ffi::CStr::from_ptr(c.tool_choice_function) }.to_str().unwrap().to_string())
+        };
+        (c.tool_choice, function, c.parallel_tool_calls)
+    };
+    let init = sys::GENIE_CHAT_REQUEST_INIT;
+    assert_eq!(c_req(&ChatRequest::new()), (init.tool_choice, None, init.parallel_tool_calls));
+    assert_eq!(c_req(&ChatRequest::new().tool_choice(ToolChoice::None)), (sys::GENIE_TOOL_CHOICE_NONE, None, -1));
+    assert_eq!(c_req(&ChatRequest::new().require_tool_call()), (sys::GENIE_TOOL_CHOICE_REQUIRED, None, -1));
+    assert_eq!(
+        c_req(&ChatRequest::new().tool_choice_function("get_time").parallel_tool_calls(true)),
+        (sys::GENIE_TOOL_CHOICE_FUNCTION, Some("get_time".to_string()), 1)
+    );
+    assert_eq!(c_req(&ChatRequest::new().parallel_tool_calls(false)).2, 0);
+    assert_eq!(ChatRequest::new().require_tool_call().tool_choice, ToolChoice::Required);
+
+    let gbnf = "root ::= \"yes\" | \"no\"";
+    let req = ChatRequest::new().grammar(gbnf);
+    assert_eq!(req.response_format, ResponseFormat::Grammar(gbnf.to_string()));
+    let raw = RawRequest::new(&req).unwrap();
+    let c = raw.as_raw();
+    assert_eq!(c.response_format, sys::GENIE_RESPONSE_FORMAT_GRAMMAR);
+    assert!(c.json_schema.is_null());
+    // SAFETY: points into `raw`, alive here.
+    assert_eq!(unsafe { std::slice::from_raw_parts(c.grammar.cast::<u8>(), c.grammar_len) }, gbnf.as_bytes());
+    let c = RawRequest::new(&ChatRequest::new().json_schema("{}")).unwrap().as_raw();
+    assert!(c.grammar.is_null() && c.grammar_len == 0);
+
+    let err = RawRequest::new(&ChatRequest::new().tool_choice_function("a\0b")).err().unwrap();
+    assert!(matches!(&err, Error::InvalidArgument(m) if m.contains("tool choice")), "{err:?}");
+}
+
+#[test]
+fn tool_messages_map_to_message_extras() {
+    // No message with tool fields: message_extras stays NULL.
+    let raw = RawRequest::new(&ChatRequest::new().user("u").tool("plain")).unwrap();
+    assert!(raw.as_raw().message_extras.is_null());
+
+    let call = ToolCall::new("call_7", "get_time", r#"{"zone":"UTC"}"#);
+    let req = ChatRequest::new()
+        .user("What time is it?")
+        .assistant_tool_calls("", std::slice::from_ref(&call))
+        .tool_result("call_7", "get_time", "12:00")
+        .message(Role::User, "thanks");
+    assert_eq!(req.messages[2], Message::new(Role::Tool, "12:00").with_tool_call_id("call_7").with_name("get_time"));
+    let raw = RawRequest::new(&req).unwrap();
+    let c = raw.as_raw();
+    assert_eq!(c.n_messages, 4);
+    let text = |p: *const std::os::raw::c_char| {
+        // SAFETY: NULL or a string owned by `raw`, alive here.
+        (!p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p) }.to_str().unwrap().to_string())
+    };
+    // SAFETY: message_extras holds n_messages entries owned by `raw`.
+    let extras = unsafe { std::slice::from_raw_parts(c.message_extras, c.n_messages) };
+    assert_eq!(
+        (text(extras[0].tool_calls_json), text(extras[0].tool_call_id), text(extras[0].name)),
+        (None, None, None)
+    );
+    assert_eq!(
+        text(extras[1].tool_calls_json).unwrap(),
+        r#"[{"id":"call_7","type":"function","function":{"name":"get_time","arguments":"{\"zone\":\"UTC\"}"}}]"#
+    );
+    assert_eq!((text(extras[1].tool_call_id), text(extras[1].name)), (None, None));
+    assert_eq!(text(extras[2].tool_calls_json), None);
+    assert_eq!(
+        (text(extras[2].tool_call_id).unwrap(), text(extras[2].name).unwrap()),
+        ("call_7".into(), "get_time".into())
+    );
+    assert_eq!(text(extras[3].name), None);
+
+    let err = RawRequest::new(&ChatRequest::new().user("u").tool_result("id\0", "t", "r")).err().unwrap();
+    assert!(matches!(&err, Error::InvalidArgument(m) if m.contains("message 1's tool_call_id")), "{err:?}");
+}
+
+#[test]
+fn tool_calls_json_escapes_strings() {
+    assert_eq!(tool_calls_json(&[]), "[]");
+    let calls = [ToolCall::new("a\"b", "t\\n", "{\"s\":\"x\ny\"}\u{1}"), ToolCall::new("c2", "u", "{}")];
+    assert_eq!(
+        tool_calls_json(&calls),
+        concat!(
+            r#"[{"id":"a\"b","type":"function","function":{"name":"t\\n","arguments":"{\"s\":\"x\ny\"}\u0001"}},"#,
+            r#"{"id":"c2","type":"function","function":{"name":"u","arguments":"{}"}}]"#
+        )
+    );
+}
+
+#[test]
+fn every_tool_call_and_rejected_call_of_a_result_is_read() {
+    let s = |t: &str| std::ffi::CString::new(t).unwrap();
+    let strings = [s("call_0"), s("get_time"), s("{}"), s("c1"), s("set_light"), s("{\"room\":\"hall\"}")];
+    let rejected_strings = [s("call_2"), s("joke"), s("{}"), s("tool 'joke' was not offered")];
+    let p = |i: usize, set: &[std::ffi::CString]| set[i].as_ptr().cast_mut();
+    let mut calls = [
+        sys::genie_tool_call {
+            id: p(0, &strings),
+            name: p(1, &strings),
+            arguments: p(2, &strings),
+            error: std::ptr::null_mut(),
+        },
+        sys::genie_tool_call {
+            id: p(3, &strings),
+            name: p(4, &strings),
+            arguments: p(5, &strings),
+            error: std::ptr::null_mut(),
+        },
+    ];
+    let mut rejected = [sys::genie_tool_call {
+        id: p(0, &rejected_strings),
+        name: p(1, &rejected_strings),
+        arguments: p(2, &rejected_strings),
+        error: p(3, &rejected_strings),
+    }];
+    let mut raw = sys::GENIE_CHAT_RESULT_INIT;
+    raw.n_tool_calls = 2;
+    raw.tool_calls = calls.as_mut_ptr();
+    raw.n_rejected_tool_calls = 1;
+    raw.rejected_tool_calls = rejected.as_mut_ptr();
+    let result = chat::RawResult(raw);
+    let response = result.to_response();
+    // Not the library's memory: forget the result instead of clearing it.
+    std::mem::forget(result);
+    let response = response.unwrap();
+    assert_eq!(
+        response.tool_calls,
+        vec![ToolCall::new("call_0", "get_time", "{}"), ToolCall::new("c1", "set_light", "{\"room\":\"hall\"}")]
+    );
+    assert_eq!(response.tool_call_count, 2);
+    assert_eq!(
+        response.rejected_tool_calls,
+        vec![RejectedToolCall {
+            call: ToolCall::new("call_2", "joke", "{}"),
+            error: "tool 'joke' was not offered".to_string()
+        }]
+    );
+    let none = chat::RawResult::new().to_response().unwrap();
+    assert!(none.tool_calls.is_empty() && none.rejected_tool_calls.is_empty());
+}

@@ -1,6 +1,6 @@
 //! The Engine on the test models: load / warm-up / status / context limit / trim /
 //! unload, a failed load as health, a swap while a request runs, streaming and
-//! cancellation through the engine.
+//! cancellation through the engine, a GBNF grammar and a forced tool call through it.
 #[macro_use]
 mod common;
 
@@ -209,4 +209,32 @@ fn a_swap_while_a_request_runs() {
     assert!(status.health.is_ok());
     let after = engine.chat(&story_request(4)).unwrap();
     assert_eq!(after.usage.completion_tokens, 4);
+}
+
+#[test]
+fn engine_chat_takes_a_grammar_and_a_forced_tool_call() {
+    let path = or_skip!(common::stories());
+    let engine = engine();
+    engine.load(&path).unwrap();
+    assert_eq!(engine.wait(None).unwrap(), EngineState::Ready);
+    let yes_no = ChatRequest::new().user("Is it raining?").max_tokens(16).grammar(r#"root ::= "yes" | "no""#);
+    let answer = engine.chat(&yes_no).unwrap();
+    assert_eq!(answer.finish_reason, FinishReason::Stop);
+    assert!(answer.content == "yes" || answer.content == "no", "{:?}", answer.content);
+
+    let tools = r#"[{"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{},
+        "additionalProperties":false}}}]"#;
+    let req =
+        ChatRequest::new().user("What time is it?").max_tokens(64).tools_json(tools).tool_choice_function("get_time");
+    let response = engine.chat(&req).unwrap();
+    assert_eq!(response.finish_reason, FinishReason::Stop, "{response:?}");
+    assert_eq!(response.tool_calls.len(), 1, "{response:?}");
+    assert_eq!(response.tool_calls[0].name, "get_time");
+    let call = response.tool_calls[0].clone();
+    let follow_up = ChatRequest::new()
+        .user("What time is it?")
+        .assistant_tool_calls("", std::slice::from_ref(&call))
+        .tool_result(call.id, call.name, "12:00")
+        .max_tokens(8);
+    engine.chat(&follow_up).unwrap();
 }

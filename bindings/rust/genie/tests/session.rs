@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use genie::{
     Backend, ChatRequest, ChatResponse, Error, FinishReason, GenerateOptions, Model, ModelOptions, PieceKind, Sampler,
-    SamplerOptions, Session, SessionOptions, TokenizeFlags,
+    SamplerOptions, Session, SessionOptions, TokenizeFlags, ToolChoice,
 };
 
 fn load(path: &std::path::Path) -> Model {
@@ -288,4 +288,85 @@ fn kv_state_round_trip() {
     std::fs::remove_file(&file).unwrap();
     let err = b.load_state(&file).unwrap_err();
     assert!(matches!(err, Error::NotFound(_) | Error::Io(_)), "{err:?}");
+}
+
+const TOOLS: &str = r#"[{"type":"function","function":{"name":"set_light","parameters":{"type":"object",
+    "properties":{"room":{"type":"string","maxLength":8},"level":{"type":"integer","minimum":0,"maximum":100}},
+    "required":["room","level"],"additionalProperties":false}}},
+    {"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{},
+    "additionalProperties":false}}}]"#;
+
+#[test]
+fn a_gbnf_grammar_constrains_the_answer() {
+    let path = or_skip!(common::stories());
+    let model = load(&path);
+    let mut session = session(&model);
+    let seeded = |seed| SamplerOptions::new().temperature(1.0).seed(seed);
+    for seed in [1, 2, 3] {
+        let req = ChatRequest::new()
+            .user("Is it raining?")
+            .max_tokens(16)
+            .sampling(seeded(seed))
+            .grammar(r#"root ::= "yes" | "no""#);
+        let response = session.chat(&req).unwrap();
+        assert_eq!(response.finish_reason, FinishReason::Stop);
+        assert!(response.content == "yes" || response.content == "no", "{:?}", response.content);
+    }
+    let err = session.chat(&ChatRequest::new().user("x").grammar("root ::= undefined")).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+    assert!(err.message().contains("'undefined'"), "{err}");
+}
+
+#[test]
+fn a_forced_tool_call_goes_back_into_the_conversation() {
+    let path = or_skip!(common::stories());
+    let model = load(&path);
+    let mut session = session(&model);
+    let req =
+        ChatRequest::new().user("What time is it?").max_tokens(96).tools_json(TOOLS).tool_choice_function("get_time");
+    let response = session.chat(&req).unwrap();
+    assert_eq!(response.finish_reason, FinishReason::Stop, "{response:?}");
+    assert_eq!(response.tool_calls.len(), 1, "{response:?}");
+    assert_eq!(response.tool_call_count, 1);
+    let call = &response.tool_calls[0];
+    assert_eq!(call.name, "get_time");
+    assert!(!call.id.is_empty());
+    assert_eq!(call.arguments.replace(char::is_whitespace, ""), "{}");
+    assert!(response.rejected_tool_calls.is_empty());
+
+    // The call and its result as messages: the template gets them and the answer is free text.
+    let follow_up = req
+        .clone()
+        .tool_choice(ToolChoice::None)
+        .assistant_tool_calls("", &response.tool_calls)
+        .tool_result(call.id.clone(), call.name.clone(), "12:00")
+        .max_tokens(8);
+    let answer = session.chat(&follow_up).unwrap();
+    assert!(answer.tool_calls.is_empty() && answer.rejected_tool_calls.is_empty(), "{answer:?}");
+    assert!(answer.usage.prompt_tokens > response.usage.prompt_tokens);
+    // The tool fields reach the library: malformed calls JSON is its error.
+    let bad = ChatRequest::new()
+        .user("u")
+        .messages([genie::Message::new(genie::Role::Assistant, "").with_tool_calls_json("[not json")]);
+    let err = session.chat(&bad).unwrap_err();
+    assert!(matches!(err, Error::Format(_)) && err.message().contains("tool_calls_json"), "{err:?}");
+
+    // Required: one or more calls of offered tools (or the token limit).
+    let required = session.chat(&req.clone().require_tool_call().parallel_tool_calls(true)).unwrap();
+    if required.finish_reason == FinishReason::Stop {
+        assert!(!required.tool_calls.is_empty(), "{required:?}");
+        for c in &required.tool_calls {
+            assert!(c.name == "set_light" || c.name == "get_time", "{c:?}");
+            assert!(c.arguments.trim_start().starts_with('{'), "{c:?}");
+        }
+    } else {
+        assert_eq!(required.finish_reason, FinishReason::Length);
+    }
+
+    let err = session.chat(&req.clone().tool_choice_function("joke")).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)) && err.message().contains("not among the tools"), "{err}");
+    let mut no_tools = req.require_tool_call();
+    no_tools.tools_json = None;
+    let err = session.chat(&no_tools).unwrap_err();
+    assert!(err.message().contains("tools_json is empty"), "{err}");
 }
