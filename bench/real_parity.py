@@ -173,13 +173,17 @@ def llama(path: pathlib.Path, threads: int, repack: bool):
         llama_module.llama_cpp.llama_model_default_params = original
 
 
+CHATML = ("{%- for message in messages -%}{{- '<|im_start|>' + message.role + '\\n' + message.content + "
+          "'<|im_end|>\\n' -}}{%- endfor -%}{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}"
+          "{%- endif -%}")
+
+
 def reference_render(llm, messages, server) -> str:
     if server is not None:
         return server.apply_template(messages)
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-    template = llm.metadata.get("tokenizer.chat_template")
-    if not template:
-        raise RuntimeError("the model has no chat template and no reference server was given")
+    # Without a template in the GGUF llama-server renders ChatML (common_chat_templates_init).
+    template = llm.metadata.get("tokenizer.chat_template") or CHATML
     bos = llm.detokenize([llm.token_bos()], special=True).decode() if llm.token_bos() >= 0 else ""
     eos = llm.detokenize([llm.token_eos()], special=True).decode() if llm.token_eos() >= 0 else ""
     return Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos, add_generation_prompt=True)(
@@ -290,7 +294,6 @@ def run_model(name, args):
     model = genie.Model(str(path))
     session = genie.Session(model, context_length=N_CTX, threads=args.threads)
     server = ReferenceServer(args.server_bin, path) if args.server_bin else None
-    has_template = bool(ref.metadata.get("tokenizer.chat_template"))
     arch = ref.metadata.get("general.architecture", "")
     cases = CASES + ([{"kind": "raw", "text": t} for t in LONG_PROMPTS]
                      if f"{arch}.attention.sliding_window" in ref.metadata else [])
@@ -300,8 +303,6 @@ def run_model(name, args):
     try:
         for case in cases:
             if case["kind"] == "chat":
-                if not has_template and server is None:
-                    continue
                 n_chat += 1
                 text = reference_render(ref, case["messages"], server)
                 ours = model.apply_chat_template(case["messages"])
