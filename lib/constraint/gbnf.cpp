@@ -1,6 +1,7 @@
 // Compiles a GBNF grammar (llama.cpp's format, grammars/README.md there) into the
 // constraint's rules and sequences (json_grammar.hpp); the automaton walks them as
 // Sequence frames. See docs/constraints.md.
+#include "constraint/code_point_ranges.hpp"
 #include "constraint/json_grammar.hpp"
 
 #include <genie/error.hpp>
@@ -13,30 +14,7 @@
 namespace genie::constraint {
 namespace {
 
-using Ranges = std::vector<std::pair<uint32_t, uint32_t>>;
-constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 constexpr uint32_t kUnbounded = UINT32_MAX;
-
-Ranges normalize(Ranges r) {
-    std::sort(r.begin(), r.end());
-    Ranges out;
-    for (const auto& [lo, hi] : r) {
-        if (!out.empty() && lo <= out.back().second + 1) out.back().second = std::max(out.back().second, hi);
-        else out.emplace_back(lo, hi);
-    }
-    return out;
-}
-
-Ranges complement(const Ranges& r) {
-    Ranges out;
-    uint32_t next = 0;
-    for (const auto& [lo, hi] : r) {
-        if (lo > next) out.emplace_back(next, lo - 1);
-        next = hi + 1;
-    }
-    if (next <= kMaxCodePoint) out.emplace_back(next, kMaxCodePoint);
-    return out;
-}
 
 // UTF-8 cannot carry surrogates: they leave every class.
 Ranges without_surrogates(const Ranges& r) {

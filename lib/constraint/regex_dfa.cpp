@@ -2,6 +2,8 @@
 // intervals) -> dead states removed. See regex_dfa.hpp.
 #include "constraint/regex_dfa.hpp"
 
+#include "constraint/code_point_ranges.hpp"
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -10,34 +12,10 @@
 namespace genie::constraint {
 namespace {
 
-using Ranges = std::vector<std::pair<uint32_t, uint32_t>>;  // sorted, disjoint, inclusive
-
-constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 constexpr size_t kMaxNfaStates = 60000;
 constexpr size_t kMaxDfaStates = 4096;
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-
-Ranges normalize(Ranges r) {
-    std::sort(r.begin(), r.end());
-    Ranges out;
-    for (const auto& [lo, hi] : r) {
-        if (!out.empty() && lo <= out.back().second + 1) out.back().second = std::max(out.back().second, hi);
-        else out.emplace_back(lo, hi);
-    }
-    return out;
-}
-
-Ranges complement(const Ranges& r) {
-    Ranges out;
-    uint32_t next = 0;
-    for (const auto& [lo, hi] : r) {
-        if (lo > next) out.emplace_back(next, lo - 1);
-        next = hi + 1;
-    }
-    if (next <= kMaxCodePoint) out.emplace_back(next, kMaxCodePoint);
-    return out;
-}
 
 Ranges intersect(const Ranges& a, const Ranges& b) {
     Ranges out;
