@@ -315,16 +315,19 @@ void HttpFront::loop() {
     conns_.clear();
 }
 
+bool HttpFront::request_complete(const Conn& c) {
+    return (c.phase == Conn::Phase::Head || c.phase == Conn::Phase::Body) &&
+           c.head.state == HeadCheck::State::Complete && !c.budget_wait &&
+           (c.head.chunked || c.buf.size() >= c.head.head_bytes + c.head.content_length);
+}
+
 void HttpFront::dispatch_complete() {
     // Requests with their head (and Content-Length body) complete go to the workers;
     // closed connections leave.
     std::vector<std::unique_ptr<Conn>> keep;
     for (auto& c : conns_) {
         if (c->fd < 0) continue;
-        const bool complete = (c->phase == Conn::Phase::Head || c->phase == Conn::Phase::Body) &&
-                              c->head.state == HeadCheck::State::Complete && !c->budget_wait &&
-                              (c->head.chunked || c->buf.size() >= c->head.head_bytes + c->head.content_length);
-        if (complete) {
+        if (request_complete(*c)) {
             std::lock_guard lock(mu_);
             ready_.push_back(std::move(c));
             cv_.notify_one();
@@ -374,6 +377,7 @@ void HttpFront::on_readable(Conn& c, Clock::time_point now) {
         const ssize_t n = recv(c.fd, chunk, want, MSG_DONTWAIT);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        if (n == 0 && request_complete(c)) break;  // a half-close after the request: it is answered
         if (n <= 0) {  // the peer closed (or reset) before a whole request arrived
             close_conn(c);
             return;

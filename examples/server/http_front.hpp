@@ -80,6 +80,8 @@ private:
     void worker();
     void accept_all(Clock::time_point now);
     void dispatch_complete();
+    /// The head (and a Content-Length body) has arrived, or a chunked body follows.
+    static bool request_complete(const Conn& c);
     void on_readable(Conn& c, Clock::time_point now);
     /// Moves a connection on after new bytes: head check, body, dispatch. False: close it.
     bool advance(Conn& c, Clock::time_point now);
