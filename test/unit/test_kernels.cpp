@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -417,55 +418,110 @@ bool f16_dot_close(double got, const uint16_t* a, size_t a_step, const uint16_t*
 
 }  // namespace
 
-TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values) matches a double sum", "[kernels]") {
+namespace {
+
+/// The lanes of a kernel set's attention vectors on x86 (0: not an x86 SIMD set).
+int x86_attn_lanes(const std::string& isa) {
+    if (isa == "avx2") return 8;
+    if (isa.rfind("avx512", 0) == 0) return 16;
+    return 0;
+}
+
+/// ggml's sum of the terms term(e), e < n, as llama.cpp computes attention's F16 dot
+/// products on x86 with L-lane vectors, built by GCC (ggml-cpu/vec.h, simd-mappings.h,
+/// llamafile/sgemm.cpp): Decode = ggml_vec_dot_f16 (term e into lane e % L of accumulator
+/// (e / L) % 4, FMA chains, GGML_F32xL_REDUCE, the terms past the last multiple of 4 L added
+/// in double); Batch = tinyBLAS (one accumulator, lane e % L, then hsum).
+float ggml_order_sum(int L, cpu::AttnOrder order, int64_t n, const std::function<float(int64_t)>& term) {
+    const int slots = order == cpu::AttnOrder::Decode ? 4 * L : L;
+    const int64_t np = order == cpu::AttnOrder::Decode ? n - n % slots : n;
+    std::vector<float> acc(static_cast<size_t>(slots), 0.0f);
+    for (int64_t e = 0; e < np; ++e) acc[static_cast<size_t>(e % slots)] = std::fma(term(e), 1.0f, acc[static_cast<size_t>(e % slots)]);
+    std::vector<float> lane(static_cast<size_t>(L));
+    for (int l = 0; l < L; ++l)
+        lane[static_cast<size_t>(l)] = order == cpu::AttnOrder::Decode ? (acc[l] + acc[2 * L + l]) + (acc[L + l] + acc[3 * L + l]) : acc[l];
+    float r;
+    if (L == 16) {  // _mm512_reduce_add_ps (GCC): halves, quarters, then (0 + 2) + (1 + 3)
+        float h[8], t[4];
+        for (int i = 0; i < 8; ++i) h[i] = lane[i + 8] + lane[i];
+        for (int i = 0; i < 4; ++i) t[i] = h[i + 4] + h[i];
+        r = (t[0] + t[2]) + (t[1] + t[3]);
+    } else {
+        float t[4];
+        for (int i = 0; i < 4; ++i) t[i] = lane[i] + lane[i + 4];
+        r = order == cpu::AttnOrder::Decode ? (t[0] + t[1]) + (t[2] + t[3])   // two hadds
+                                            : (t[0] + t[2]) + (t[1] + t[3]);  // movehl, movehdup
+    }
+    double sum = r;
+    for (int64_t e = np; e < n; ++e) sum += static_cast<double>(term(e));
+    return static_cast<float>(sum);
+}
+
+}  // namespace
+
+TEST_CASE("kernels: accumulate_f16 (attention's V·p over cell-major F16 values) sums as ggml", "[kernels]") {
     // Odd strides, head sizes with vector and scalar tails, query counts around the tile
-    // sizes (1-4, 9, 32 = a prefill block) and cell counts around the cell chunks (16-256
-    // cells by head size) and the probability chunk (256). Every set sums each output's
-    // cells in order in float, as the reference: the product of two F16 values is exact in
-    // float, so the result must equal that chain bit for bit, however the cells are tiled.
+    // sizes (1-4, 9, 32 = a prefill block), cell counts around the slots (32 / 64) and a
+    // view that starts at cell 0 or later (a sliding window). Every set is close to a double
+    // sum. The x86 sets equal, bit for bit, ggml's order over the KV view from cell 0
+    // (ggml_order_sum: products of two F16 values are exact in float, so each FMA is one
+    // add); the scalar reference and NEON sum the cells in order.
     std::mt19937 rng(17);
     std::uniform_real_distribution<float> value(-2.0f, 2.0f), prob(0.0f, 1.0f);
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
         REQUIRE(ks->accumulate_f16 != nullptr);
-        for (int64_t hd : {4, 8, 16, 20, 64, 80, 128, 256}) {
-            for (int64_t n : {1, 7, 256, 300, 600}) {
-                const size_t v_stride = static_cast<size_t>(hd) + 3, p_stride = static_cast<size_t>(n) + 5, ldo = static_cast<size_t>(hd) + 2;
-                const auto v = f16_values(static_cast<size_t>(n) * v_stride, [&] { return value(rng); });
-                for (int64_t nq : {1, 2, 3, 4, 5, 9, 32}) {
-                    CAPTURE(ks->isa, hd, n, nq);
-                    const auto p = f16_values(static_cast<size_t>(nq) * p_stride, [&] { return prob(rng) / static_cast<float>(n); });
-                    std::vector<float> o(static_cast<size_t>(nq) * ldo, 123.0f);
-                    ks->accumulate_f16(n, v.data(), v_stride, hd, p.data(), p_stride, nq, o.data(), ldo);
-                    int bad = 0, inexact = 0;
-                    for (int64_t i = 0; i < nq; ++i) {
-                        for (int64_t d = 0; d < hd; ++d) {  // cells down column d of V
-                            const float got = o[static_cast<size_t>(i) * ldo + static_cast<size_t>(d)];
-                            if (!f16_dot_close(got, p.data() + static_cast<size_t>(i) * p_stride, 1, v.data() + d, v_stride, n)) ++bad;
-                            float chain = 0.0f;
-                            for (int64_t t = 0; t < n; ++t)
-                                chain += fp16_to_fp32(p[static_cast<size_t>(i) * p_stride + static_cast<size_t>(t)]) *
-                                         fp16_to_fp32(v[static_cast<size_t>(t) * v_stride + static_cast<size_t>(d)]);
-                            if (got != chain) ++inexact;
+        const int L = x86_attn_lanes(ks->isa);
+        for (cpu::AttnOrder order : {cpu::AttnOrder::Decode, cpu::AttnOrder::Batch})
+            for (int64_t hd : {4, 8, 16, 20, 64, 80, 128, 256}) {
+                for (int64_t n : {1, 7, 33, 256, 300}) {
+                    const size_t v_stride = static_cast<size_t>(hd) + 3, p_stride = static_cast<size_t>(n) + 5, ldo = static_cast<size_t>(hd) + 2;
+                    const auto v = f16_values(static_cast<size_t>(n) * v_stride, [&] { return value(rng); });
+                    for (int64_t nq : {1, 2, 3, 4, 5, 9, 32}) {
+                        const int64_t cell0 = nq % 2 ? 0 : 13;
+                        CAPTURE(ks->isa, static_cast<int>(order), hd, n, nq, cell0);
+                        const auto p = f16_values(static_cast<size_t>(nq) * p_stride, [&] { return prob(rng) / static_cast<float>(n); });
+                        std::vector<float> o(static_cast<size_t>(nq) * ldo, 123.0f);
+                        ks->accumulate_f16(n, cell0, v.data(), v_stride, hd, p.data(), p_stride, nq, o.data(), ldo, order);
+                        // tinyBLAS takes the head size in rows of 4
+                        const cpu::AttnOrder used = order == cpu::AttnOrder::Batch && hd % 4 != 0 ? cpu::AttnOrder::Decode : order;
+                        int bad = 0, inexact = 0;
+                        for (int64_t i = 0; i < nq; ++i) {
+                            const uint16_t* pi = p.data() + static_cast<size_t>(i) * p_stride;
+                            for (int64_t d = 0; d < hd; ++d) {  // cells down column d of V
+                                const float got = o[static_cast<size_t>(i) * ldo + static_cast<size_t>(d)];
+                                if (!f16_dot_close(got, pi, 1, v.data() + d, v_stride, n)) ++bad;
+                                auto term = [&](int64_t t) {
+                                    return fp16_to_fp32(pi[static_cast<size_t>(t)]) * fp16_to_fp32(v[static_cast<size_t>(t) * v_stride + static_cast<size_t>(d)]);
+                                };
+                                float want = 0.0f;
+                                if (L > 0) {  // the view from cell 0, padded with zero cells to whole slots
+                                    const int64_t total = (cell0 + n + 4 * L - 1) / (4 * L) * (4 * L);
+                                    want = ggml_order_sum(L, used, total, [&](int64_t e) {
+                                        return e < cell0 || e >= cell0 + n ? 0.0f : term(e - cell0);
+                                    });
+                                } else {
+                                    for (int64_t t = 0; t < n; ++t) want += term(t);
+                                }
+                                if (got != want) ++inexact;
+                            }
+                            for (size_t d = static_cast<size_t>(hd); d < ldo; ++d)  // the padding stays untouched
+                                if (o[static_cast<size_t>(i) * ldo + d] != 123.0f) ++bad;
                         }
-                        for (size_t d = static_cast<size_t>(hd); d < ldo; ++d)  // the padding stays untouched
-                            if (o[static_cast<size_t>(i) * ldo + d] != 123.0f) ++bad;
+                        CHECK(bad == 0);
+                        CHECK(inexact == 0);
                     }
-                    CHECK(bad == 0);
-                    CHECK(inexact == 0);
                 }
             }
-        }
     }
 }
 
-TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kernels]") {
-    // Head sizes with and without a partial vector, cell counts around the 4-cell groups
-    // and the cell chunks of a prompt's block (16-256 cells by head size), query counts
-    // around the 4-query groups (32: a prefill block), odd strides. A query's scores do not
-    // depend on where it sits in its block (tiles, chunks): each equals, bit for bit, its
-    // scores with the block's queries in reverse order; in the decode path (1-2 queries
-    // in every set) also its scores computed alone. A prompt's block (more queries) may
-    // sum in another order than decode (the lanes path of x86): close, not equal.
+TEST_CASE("kernels: scores_f16 (attention's K·q) sums as ggml", "[kernels]") {
+    // Head sizes with and without a partial vector and around the 4 L step, cell counts
+    // around the 4-cell groups, query counts around the query tiles (32: a prefill block),
+    // odd strides, both orders. Every set is close to a double sum; the x86 sets equal ggml's
+    // order bit for bit (ggml_order_sum; tinyBLAS declines a head size that is not a multiple
+    // of L, and ggml_vec_dot_f16 runs). A query's scores do not depend on where it sits in
+    // its block: each equals its scores with the block's queries reversed and computed alone.
     std::mt19937 rng(29);
     std::uniform_real_distribution<float> value(-2.0f, 2.0f);
     for (const cpu::KernelSet* ks : cpu::available_kernel_sets()) {
@@ -474,44 +530,51 @@ TEST_CASE("kernels: scores_f16 (attention's K·q) matches a double sum", "[kerne
             continue;
         }
         REQUIRE(ks->scores_f16 != nullptr);
-        for (int64_t hd : {8, 16, 20, 64, 96, 128, 200, 512}) {
-            for (int64_t n : {1, 3, 4, 7, 64, 301}) {
-                const size_t k_stride = static_cast<size_t>(hd) + 5, q_stride = static_cast<size_t>(hd) + 1, lds = static_cast<size_t>(n) + 3;
-                const auto k = f16_values(static_cast<size_t>(n) * k_stride, [&] { return value(rng); });
-                for (int64_t nq : {1, 2, 3, 4, 5, 10, 32}) {
-                    CAPTURE(ks->isa, hd, n, nq);
-                    const auto q = f16_values(static_cast<size_t>(nq) * q_stride, [&] { return value(rng); });
-                    std::vector<float> out(static_cast<size_t>(nq) * lds, 123.0f);
-                    ks->scores_f16(n, k.data(), k_stride, hd, q.data(), q_stride, nq, out.data(), lds, nq % 2 ? k.data() : nullptr);
-                    int bad = 0, alone_differs = 0, reversed_differs = 0;
-                    std::vector<float> alone(static_cast<size_t>(n));
-                    std::vector<uint16_t> q_rev(q.size());
-                    for (int64_t i = 0; i < nq; ++i)
-                        std::copy_n(q.data() + static_cast<size_t>(nq - 1 - i) * q_stride, q_stride, q_rev.data() + static_cast<size_t>(i) * q_stride);
-                    std::vector<float> rev(static_cast<size_t>(nq) * lds, 123.0f);
-                    ks->scores_f16(n, k.data(), k_stride, hd, q_rev.data(), q_stride, nq, rev.data(), lds, nullptr);
-                    for (int64_t i = 0; i < nq; ++i) {
-                        for (int64_t t = 0; t < n; ++t)
-                            if (rev[static_cast<size_t>(nq - 1 - i) * lds + static_cast<size_t>(t)] != out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)])
-                                ++reversed_differs;
-                        for (int64_t t = 0; t < n; ++t)  // along key row t
-                            if (!f16_dot_close(out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)], q.data() + static_cast<size_t>(i) * q_stride, 1,
-                                               k.data() + static_cast<size_t>(t) * k_stride, 1, hd))
-                                ++bad;
-                        for (size_t t = static_cast<size_t>(n); t < lds; ++t)
-                            if (out[static_cast<size_t>(i) * lds + t] != 123.0f) ++bad;
-                        if (nq > 2) continue;
-                        ks->scores_f16(n, k.data(), k_stride, hd, q.data() + static_cast<size_t>(i) * q_stride, q_stride, 1, alone.data(),
-                                       static_cast<size_t>(n), nullptr);
-                        for (int64_t t = 0; t < n; ++t)
-                            if (alone[static_cast<size_t>(t)] != out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)]) ++alone_differs;
+        const int L = x86_attn_lanes(ks->isa);
+        for (cpu::AttnOrder order : {cpu::AttnOrder::Decode, cpu::AttnOrder::Batch})
+            for (int64_t hd : {8, 16, 20, 64, 96, 128, 200, 512}) {
+                for (int64_t n : {1, 3, 4, 7, 64, 301}) {
+                    const size_t k_stride = static_cast<size_t>(hd) + 5, q_stride = static_cast<size_t>(hd) + 1, lds = static_cast<size_t>(n) + 3;
+                    const auto k = f16_values(static_cast<size_t>(n) * k_stride, [&] { return value(rng); });
+                    for (int64_t nq : {1, 2, 3, 4, 5, 10, 32}) {
+                        CAPTURE(ks->isa, static_cast<int>(order), hd, n, nq);
+                        const auto q = f16_values(static_cast<size_t>(nq) * q_stride, [&] { return value(rng); });
+                        std::vector<float> out(static_cast<size_t>(nq) * lds, 123.0f);
+                        ks->scores_f16(n, k.data(), k_stride, hd, q.data(), q_stride, nq, out.data(), lds, nq % 2 ? k.data() : nullptr, order);
+                        const cpu::AttnOrder used = order == cpu::AttnOrder::Batch && L > 0 && hd % L != 0 ? cpu::AttnOrder::Decode : order;
+                        int bad = 0, inexact = 0, alone_differs = 0, reversed_differs = 0;
+                        std::vector<float> alone(static_cast<size_t>(n));
+                        std::vector<uint16_t> q_rev(q.size());
+                        for (int64_t i = 0; i < nq; ++i)
+                            std::copy_n(q.data() + static_cast<size_t>(nq - 1 - i) * q_stride, q_stride, q_rev.data() + static_cast<size_t>(i) * q_stride);
+                        std::vector<float> rev(static_cast<size_t>(nq) * lds, 123.0f);
+                        ks->scores_f16(n, k.data(), k_stride, hd, q_rev.data(), q_stride, nq, rev.data(), lds, nullptr, order);
+                        for (int64_t i = 0; i < nq; ++i) {
+                            const uint16_t* qi = q.data() + static_cast<size_t>(i) * q_stride;
+                            for (int64_t t = 0; t < n; ++t) {  // along key row t
+                                const float got = out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)];
+                                if (rev[static_cast<size_t>(nq - 1 - i) * lds + static_cast<size_t>(t)] != got) ++reversed_differs;
+                                const uint16_t* kt = k.data() + static_cast<size_t>(t) * k_stride;
+                                if (!f16_dot_close(got, qi, 1, kt, 1, hd)) ++bad;
+                                if (L > 0 && got != ggml_order_sum(L, used, hd, [&](int64_t e) {
+                                        return fp16_to_fp32(qi[static_cast<size_t>(e)]) * fp16_to_fp32(kt[static_cast<size_t>(e)]);
+                                    }))
+                                    ++inexact;
+                            }
+                            for (size_t t = static_cast<size_t>(n); t < lds; ++t)
+                                if (out[static_cast<size_t>(i) * lds + t] != 123.0f) ++bad;
+                            if (L == 0 && nq > 2) continue;  // NEON's prompt path may sum a block's queries otherwise
+                            ks->scores_f16(n, k.data(), k_stride, hd, qi, q_stride, 1, alone.data(), static_cast<size_t>(n), nullptr, order);
+                            for (int64_t t = 0; t < n; ++t)
+                                if (alone[static_cast<size_t>(t)] != out[static_cast<size_t>(i) * lds + static_cast<size_t>(t)]) ++alone_differs;
+                        }
+                        CHECK(bad == 0);
+                        CHECK(inexact == 0);
+                        CHECK(alone_differs == 0);
+                        CHECK(reversed_differs == 0);
                     }
-                    CHECK(bad == 0);
-                    CHECK(alone_differs == 0);
-                    CHECK(reversed_differs == 0);
                 }
             }
-        }
     }
 }
 

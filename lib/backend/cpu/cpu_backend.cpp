@@ -245,27 +245,15 @@ public:
     void rope(Tensor& x, int32_t n_heads, int32_t head_dim, int32_t first_pos, const RopeParams& p) override {
         const int32_t half = p.n_rot / 2;
         const RopeTable& table = rope_table(x.rows, x.cols, first_pos, p);
+        const genie::cpu::MathFns& math = genie::cpu::math_fns();
         for_rows(x.rows, x.cols, [&](int64_t r) {
             const float* cs = table.cos.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
             const float* sn = table.sin.data() + static_cast<size_t>(r) * static_cast<size_t>(half);
             for (int32_t h = 0; h < n_heads; ++h) {
                 float* v = x.row(r) + static_cast<int64_t>(h) * head_dim;
-                // Normal pairs (2i, 2i+1); Neox pairs (i, i + n_rot/2). One loop per mode
-                // so that the Neox one (Qwen, Llama 3 in GGUF: all of our models) vectorises.
-                if (p.mode == RopeMode::Neox) {
-                    float* w = v + half;
-                    for (int32_t i = 0; i < half; ++i) {
-                        const float x0 = v[i], x1 = w[i];
-                        v[i] = x0 * cs[i] - x1 * sn[i];
-                        w[i] = x0 * sn[i] + x1 * cs[i];
-                    }
-                } else {
-                    for (int32_t i = 0; i < half; ++i) {
-                        const float x0 = v[2 * i], x1 = v[2 * i + 1];
-                        v[2 * i] = x0 * cs[i] - x1 * sn[i];
-                        v[2 * i + 1] = x0 * sn[i] + x1 * cs[i];
-                    }
-                }
+                // Neox pairs (i, i + n_rot/2); normal pairs (2i, 2i+1).
+                if (p.mode == RopeMode::Neox) math.rotate_pairs(half, v, v + half, 1, cs, sn);
+                else math.rotate_pairs(half, v, v + 1, 2, cs, sn);
             }
         });
     }
@@ -411,6 +399,7 @@ public:
         const genie::cpu::MathFns& math = genie::cpu::math_fns();
         const int64_t n = q.rows;
         const int64_t n_kv_all = first_pos + n;
+        const genie::cpu::AttnOrder order = n > 1 ? genie::cpu::AttnOrder::Batch : genie::cpu::AttnOrder::Decode;
         // Rows per block: about 32 queries, fewer when the scores of a block ([queries,
         // causal range] floats) would pass 512 KiB.
         const int64_t rows_per_block = cpu_q8::attention_block_rows(group, n_kv_all);
@@ -438,7 +427,7 @@ public:
                 // scores[i][t] = K[t] · q[i] (V's rows of the range come into L2 alongside, but
                 // not in an x86 decode step)
                 scores_f16(n_kv_max, K, static_cast<size_t>(hd), hd, q16.data(), static_cast<size_t>(hd), nq, scores.data(),
-                           static_cast<size_t>(n_kv_max), n > 1 || !ks.attn_prefetches ? V : nullptr);
+                           static_cast<size_t>(n_kv_max), n > 1 || !ks.attn_prefetches ? V : nullptr, order);
                 for (int64_t i = 0; i < nq; ++i) {
                     // visible: cells [a, b) of the block's range (causal, and the window)
                     const auto [cell0, cell_end] = cpu_q8::visible_cells(first_pos + static_cast<int32_t>(r0 + i / group), window);
@@ -456,8 +445,8 @@ public:
                 }
                 // o[i][d] = sum over cells t of p[i][t] V[t][d]
                 o.resize(static_cast<size_t>(nq * hd));
-                accumulate(n_kv_max, V, static_cast<size_t>(hd), hd, p16.data(), static_cast<size_t>(n_kv_max), nq, o.data(),
-                           static_cast<size_t>(hd));
+                accumulate(n_kv_max, lo, V, static_cast<size_t>(hd), hd, p16.data(), static_cast<size_t>(n_kv_max), nq, o.data(),
+                           static_cast<size_t>(hd), order);
                 for (int64_t i = 0; i < nq; ++i)
                     std::memcpy(out.row(r0 + i / group) + static_cast<int64_t>(h0 + i % group) * hd,
                                 o.data() + static_cast<size_t>(i * hd), static_cast<size_t>(hd) * sizeof(float));

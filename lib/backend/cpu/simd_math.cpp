@@ -32,6 +32,15 @@ double softmax_exp_ref(int64_t n, float* y, const float* x, float scale, float m
     return sum;
 }
 
+void rotate_pairs_ref(int64_t n, float* a, float* b, size_t stride, const float* cs, const float* sn) {
+    for (int64_t i = 0; i < n; ++i) {
+        const size_t at = static_cast<size_t>(i) * stride;
+        const float x0 = a[at], x1 = b[at];
+        a[at] = std::fma(x0, cs[i], -(x1 * sn[i]));
+        b[at] = std::fma(x0, sn[i], x1 * cs[i]);
+    }
+}
+
 void scale_to_f16_ref(int64_t n, const float* x, float s, uint16_t* out) {
     for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_fp16(x[i] * s);
 }
@@ -122,11 +131,34 @@ GENIE_AVX2 double softmax_exp_avx2(int64_t n, float* y, const float* x, float sc
         _mm256_storeu_ps(y + i, v);
         sum += static_cast<double>(hsum8(v));
     }
-    for (; i < n; ++i) {
-        y[i] = std::exp(x[i] * scale - max);
-        sum += static_cast<double>(y[i]);
+    if (i < n) {  // the last lanes as one vector whose other lanes are 0, as ggml's masked cells
+        const int m = static_cast<int>(n - i);
+        alignas(32) float t[8] = {};
+        std::memcpy(t, x + i, static_cast<size_t>(m) * sizeof(float));
+        const __m256 live = _mm256_cmp_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_ps(static_cast<float>(m)), _CMP_LT_OQ);
+        const __m256 v = _mm256_and_ps(live, exp8(_mm256_sub_ps(_mm256_mul_ps(_mm256_load_ps(t), vscale), vmax)));
+        _mm256_store_ps(t, v);
+        std::memcpy(y + i, t, static_cast<size_t>(m) * sizeof(float));
+        sum += static_cast<double>(hsum8(v));
     }
     return sum;
+}
+
+GENIE_AVX2 void rotate_pairs_avx2(int64_t n, float* a, float* b, size_t stride, const float* cs, const float* sn) {
+    int64_t i = 0;
+    if (stride == 1)
+        for (; i + 8 <= n; i += 8) {
+            const __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(b + i);
+            const __m256 c = _mm256_loadu_ps(cs + i), s = _mm256_loadu_ps(sn + i);
+            _mm256_storeu_ps(a + i, _mm256_fmsub_ps(x0, c, _mm256_mul_ps(x1, s)));
+            _mm256_storeu_ps(b + i, _mm256_fmadd_ps(x0, s, _mm256_mul_ps(x1, c)));
+        }
+    for (; i < n; ++i) {
+        const size_t at = static_cast<size_t>(i) * stride;
+        const float x0 = a[at], x1 = b[at];
+        a[at] = std::fma(x0, cs[i], -(x1 * sn[i]));
+        b[at] = std::fma(x0, sn[i], x1 * cs[i]);
+    }
 }
 
 GENIE_AVX2 void scale_to_f16_avx2(int64_t n, const float* x, float s, uint16_t* out) {
@@ -226,9 +258,11 @@ GENIE_AVX512 double softmax_exp_avx512(int64_t n, float* y, const float* x, floa
         _mm512_storeu_ps(y + i, v);
         sum += static_cast<double>(_mm512_reduce_add_ps(v));
     }
-    for (; i < n; ++i) {
-        y[i] = std::exp(x[i] * scale - max);
-        sum += static_cast<double>(y[i]);
+    if (i < n) {  // the last lanes as one vector whose other lanes are 0, as ggml's masked cells
+        const __mmask16 live = static_cast<__mmask16>((1u << (n - i)) - 1u);
+        const __m512 v = _mm512_maskz_mov_ps(live, exp16(_mm512_sub_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(live, x + i), vscale), vmax)));
+        _mm512_mask_storeu_ps(y + i, live, v);
+        sum += static_cast<double>(_mm512_reduce_add_ps(v));
     }
     return sum;
 }
@@ -272,9 +306,17 @@ double softmax_exp_neon(int64_t n, float* y, const float* x, float scale, float 
         vst1q_f32(y + i, v);
         sum += static_cast<double>(vaddvq_f32(v));
     }
-    for (; i < n; ++i) {
-        y[i] = std::exp(x[i] * scale - max);
-        sum += static_cast<double>(y[i]);
+    if (i < n) {  // the last lanes as one vector whose other lanes are 0, as ggml's masked cells
+        const int m = static_cast<int>(n - i);
+        float t[4] = {};
+        std::memcpy(t, x + i, static_cast<size_t>(m) * sizeof(float));
+        const uint32_t lanes[4] = {0, 1, 2, 3};
+        const uint32x4_t live = vcltq_u32(vld1q_u32(lanes), vdupq_n_u32(static_cast<uint32_t>(m)));
+        const float32x4_t e = exp4(vsubq_f32(vmulq_f32(vld1q_f32(t), vscale), vmax));
+        const float32x4_t v = vreinterpretq_f32_u32(vandq_u32(live, vreinterpretq_u32_f32(e)));
+        vst1q_f32(t, v);
+        std::memcpy(y + i, t, static_cast<size_t>(m) * sizeof(float));
+        sum += static_cast<double>(vaddvq_f32(v));
     }
     return sum;
 }
@@ -323,6 +365,7 @@ MathFns make_reference() {
     m.swiglu = swiglu_ref;
     m.geglu = geglu_ref;
     m.sum_squares = sum_squares_ref;
+    m.rotate_pairs = rotate_pairs_ref;
     return m;
 }
 
@@ -371,6 +414,7 @@ MathFns math_for(const char* isa) {
         m.swiglu = swiglu_avx2;
         m.geglu = geglu_avx2;
         m.sum_squares = sum_squares_avx2;
+        m.rotate_pairs = rotate_pairs_avx2;
     }
     if (std::strncmp(isa, "avx512", 6) == 0) {  // every avx512* set has AVX-512 F
         m.isa = "avx512";

@@ -35,6 +35,12 @@ struct MathFns {
     /// product exactly and the partial sums to 2^-53 relative, so the order shows in the
     /// float mean only at a rounding tie (tested against the chain: equal on random rows).
     double (*sum_squares)(int64_t n, const float* x) = nullptr;
+    /// RoPE's rotation of the pairs (a[i stride], b[i stride]), i < n, by the angles whose
+    /// cosines and sines are cs[i], sn[i]: a' = a cos - b sin, b' = a sin + b cos, each with
+    /// one fused multiply-add, fma(a, cos, -(b sin)) and fma(a, sin, b cos): ggml's
+    /// rotate_pairs as GCC compiles it (its default -ffp-contract=fast fuses the first
+    /// product of each expression).
+    void (*rotate_pairs)(int64_t n, float* a, float* b, size_t stride, const float* cs, const float* sn) = nullptr;
 };
 
 /// The largest s[t] * scale for t < n (-inf for n = 0; NaNs are passed over), s left as

@@ -55,8 +55,8 @@ void quantize_q8_ggml_x86(const float* x, Block* y, int64_t k) {
     }
 }
 
-void accumulate_f16_reference(int64_t n, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
-                              size_t p_stride, int64_t nq, float* o, size_t ldo) {
+void accumulate_f16_reference(int64_t n, int64_t /*cell0*/, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
+                              size_t p_stride, int64_t nq, float* o, size_t ldo, AttnOrder /*order*/) {
     for (int64_t i = 0; i < nq; ++i) {
         float* oi = o + static_cast<size_t>(i) * ldo;
         std::fill(oi, oi + hd, 0.0f);

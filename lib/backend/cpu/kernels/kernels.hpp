@@ -27,24 +27,31 @@ using GemmFn = void (*)(int64_t k, const void* w, size_t w_stride, int64_t nw, c
 /// quant::quantize_row for Q8_K/F16/BF16, to quantize_q8_0/1_ggml_x86 for Q8_0/Q8_1.
 using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 
+/// Which of ggml's summation orders attention's F16 dot products follow: llama.cpp (flash
+/// attention off) sums them with ggml_vec_dot_f16 in a one-token batch (Decode) and with
+/// llamafile's tinyBLAS in a longer one (Batch); x86_attention_order.inc spells both out.
+/// The NEON set and the scalar reference sum in their own orders and ignore it.
+enum class AttnOrder : uint8_t { Decode, Batch };
+
 /// Attention's V·p over an F16 KV cache that keeps values cell-major:
 ///   o[i * ldo + d] = sum over t < n of p[i * p_stride + t] * v[t * v_stride + d]
 /// for i < nq, d < hd, where v (one KV head's values, cell rows v_stride elements apart)
-/// and p (nq rows of probabilities) hold F16; products and sums in float, cells in order
-/// (what ggml's F16 mul_mat of the transposed V computes, in another summation order).
-using AccumulateF16Fn = void (*)(int64_t n, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
-                                 size_t p_stride, int64_t nq, float* o, size_t ldo);
+/// and p (nq rows of probabilities) hold F16; products and sums in float, in `order`
+/// (ggml's F16 mul_mat of the transposed V); cell0 is the cache cell of v's first row (the
+/// x86 sets place cell t's term in the partial sum of cache cell cell0 + t, as ggml's view
+/// from cell 0 does).
+using AccumulateF16Fn = void (*)(int64_t n, int64_t cell0, const uint16_t* v, size_t v_stride, int64_t hd, const uint16_t* p,
+                                 size_t p_stride, int64_t nq, float* o, size_t ldo, AttnOrder order);
 
 /// Attention's K·q over an F16 KV cache:
 ///   s[i * lds + t] = sum over d < hd of q[i * q_stride + d] * k[t * k_stride + d]
-/// for i < nq, t < n, hd <= 512; F16 keys and queries, products and sums in float (ggml's
-/// F16 dot product, in another summation order). The F16 gemm computes the same; this
-/// form converts the queries once and reduces four cells' sums together. When
+/// for i < nq, t < n, hd <= 512; F16 keys and queries, products and sums in float, in
+/// `order` (ggml's F16 mul_mat). A query's scores do not depend on the other queries. When
 /// `companion` is not null it is a second cell array with the same stride (the head's
 /// values): its rows of the same cells are asked into L2 as the keys are read, so that
 /// each core streams two arrays at once and V·p then finds them there.
 using ScoresF16Fn = void (*)(int64_t n, const uint16_t* k, size_t k_stride, int64_t hd, const uint16_t* q, size_t q_stride,
-                             int64_t nq, float* s, size_t lds, const uint16_t* companion);
+                             int64_t nq, float* s, size_t lds, const uint16_t* companion, AttnOrder order);
 
 /// Number of DType ids a table covers (ids are < 64).
 inline constexpr int kTypeSlots = 64;
