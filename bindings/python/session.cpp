@@ -42,6 +42,7 @@ const char* finish_name(FinishReason reason) {
         case FinishReason::Stop: return "stop";
         case FinishReason::Length: return "length";
         case FinishReason::Cancelled: return "cancelled";
+        case FinishReason::Timeout: return "timeout";
     }
     return "unknown";
 }
