@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,27 @@ void register_sampler(pybind11::module_& m);
 void register_session(pybind11::module_& m);
 /// genie.Constraint, genie.ToolCall, genie.ChatResult, tool_call_schema, json_matches_schema (chat.cpp).
 void register_chat(pybind11::module_& m);
+/// genie.Engine (engine.cpp).
+void register_engine(pybind11::module_& m);
+
+// ---- shared by Session.chat and Engine.chat (session.cpp)
+
+/// 'stop', 'length', 'cancelled', 'timeout'.
+const char* finish_name(FinishReason reason);
+/// A piece callback that calls the Python `callback(piece)` with the GIL (None: no callback);
+/// an exception it raises is kept in `error` and stops the generation.
+PieceCallback python_piece_callback(const pybind11::object& callback, std::exception_ptr& error);
+/// The tools / tool_choice keywords: tools go to options.tools_json; `forced` for
+/// 'required' or a named function (InvalidArgument without tools or for a bad choice).
+struct ToolChoiceArgs {
+    bool parse_tools = true;  // false for 'none'
+    bool forced = false;
+    std::string function;     // a named function, "" = any offered tool
+};
+ToolChoiceArgs tool_choice_args(const pybind11::object& tools, const pybind11::object& tool_choice, ChatOptions& options);
+/// A chat's answer as Session.chat returns it: text, reasoning, tool_calls, rejected_tool_calls,
+/// finish_reason, prompt_tokens, completion_tokens, generation.
+pybind11::dict chat_result_dict(const ChatResult& result, bool parse_tools);
 
 /// genie.Constraint: a compiled constraint (JSON schema, any object, or GBNF grammar).
 struct PyConstraint {

@@ -37,16 +37,6 @@ struct PySession {
     std::shared_ptr<const JsonConstraint> tool_constraint;
 };
 
-const char* finish_name(FinishReason reason) {
-    switch (reason) {
-        case FinishReason::Stop: return "stop";
-        case FinishReason::Length: return "length";
-        case FinishReason::Cancelled: return "cancelled";
-        case FinishReason::Timeout: return "timeout";
-    }
-    return "unknown";
-}
-
 KvType parse_kv_type(const std::string& name) {
     if (name == "f16") return KvType::F16;
     if (name == "f32") return KvType::F32;
@@ -134,21 +124,6 @@ struct Request {
 
 /// The PieceCallback of a Python callback (none when it is None); an exception it raises
 /// stops the generation and lands in `error`.
-PieceCallback python_piece_callback(const py::object& callback, std::exception_ptr& error) {
-    if (callback.is_none()) return {};
-    return [&callback, &error](const Piece& piece) {
-        py::gil_scoped_acquire acquire;
-        try {
-            const py::object keep_going = callback(piece);
-            // Only an explicit False stops; None (no return statement) continues.
-            return !(py::isinstance<py::bool_>(keep_going) && !py::cast<bool>(keep_going));
-        } catch (...) {
-            error = std::current_exception();
-            return false;
-        }
-    };
-}
-
 GenerateResult generate(PySession& self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
                         const SamplingArgs& sampling, bool stop_on_eog, bool add_special, bool parse_special,
                         const std::vector<std::string>& stop, const py::object& constraint, const py::object& callback) {
@@ -307,15 +282,6 @@ SamplingArgs sampling_args(std::optional<float> temperature, std::optional<int32
 }
 
 
-py::dict call_dict(const ToolCall& c, size_t index) {
-    py::dict d;
-    d["id"] = c.id.empty() ? "call_" + std::to_string(index) : c.id;
-    d["name"] = c.name;
-    d["arguments"] = c.arguments_json;
-    if (!c.error.empty()) d["error"] = c.error;
-    return d;
-}
-
 /// Session.chat: renders the messages, generates the answer, returns a dict with every
 /// tool call. A forced tool_choice builds the tool-call constraint (cached per session).
 py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, const py::object& sampler,
@@ -328,28 +294,12 @@ py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, con
     options.generate = request.options;
     options.enable_thinking = think;
     options.parallel_tool_calls = parallel_tool_calls.value_or(true);
-    bool parse_tools = true;
-    std::string function;
-    bool forced = false;
-    if (!tools.is_none()) options.tools_json = py::cast<std::string>(py::module_::import("json").attr("dumps")(tools));
-    if (py::isinstance<py::str>(tool_choice)) {
-        const std::string choice = py::cast<std::string>(tool_choice);
-        if (choice == "none") parse_tools = false;
-        else if (choice == "required") forced = true;
-        else if (choice != "auto")
-            raise_error(ErrorCode::InvalidArgument, "tool_choice must be 'auto', 'none', 'required' or "
-                                                    "{'type': 'function', 'function': {'name': ...}}, not '" + choice + "'");
-    } else {
-        const py::dict d = py::cast<py::dict>(tool_choice);
-        if (!d.contains("function")) raise_error(ErrorCode::InvalidArgument, "tool_choice dict needs 'function'");
-        function = py::cast<std::string>(py::cast<py::dict>(d["function"])["name"]);
-        forced = true;
-    }
-    if (forced) {
-        if (options.tools_json.empty()) raise_error(ErrorCode::InvalidArgument, "tool_choice asks for a tool call but tools is empty");
+    const ToolChoiceArgs choice = tool_choice_args(tools, tool_choice, options);
+    const bool parse_tools = choice.parse_tools;
+    if (choice.forced) {
         if (options.generate.constraint)
             raise_error(ErrorCode::InvalidArgument, "constraint= and a forced tool_choice cannot both constrain the answer");
-        const std::string schema = tool_call_schema(options.tools_json, function, parallel_tool_calls.value_or(false));
+        const std::string schema = tool_call_schema(options.tools_json, choice.function, parallel_tool_calls.value_or(false));
         if (self.tool_key != schema || !self.tool_constraint) {
             py::gil_scoped_release release;
             self.tool_constraint = JsonConstraint::from_schema(schema, self.session.model().tokenizer(),
@@ -369,6 +319,69 @@ py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, con
         result = self.session.chat(list, request.sampler->sampler, options, on_piece);
     }
     if (callback_error) std::rethrow_exception(callback_error);
+    return chat_result_dict(result, parse_tools);
+}
+
+}  // namespace
+
+const char* finish_name(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::Stop: return "stop";
+        case FinishReason::Length: return "length";
+        case FinishReason::Cancelled: return "cancelled";
+        case FinishReason::Timeout: return "timeout";
+    }
+    return "unknown";
+}
+
+PieceCallback python_piece_callback(const py::object& callback, std::exception_ptr& error) {
+    if (callback.is_none()) return {};
+    return [&callback, &error](const Piece& piece) {
+        py::gil_scoped_acquire acquire;
+        try {
+            const py::object keep_going = callback(piece);
+            // Only an explicit False stops; None (no return statement) continues.
+            return !(py::isinstance<py::bool_>(keep_going) && !py::cast<bool>(keep_going));
+        } catch (...) {
+            error = std::current_exception();
+            return false;
+        }
+    };
+}
+
+ToolChoiceArgs tool_choice_args(const py::object& tools, const py::object& tool_choice, ChatOptions& options) {
+    ToolChoiceArgs out;
+    if (!tools.is_none()) options.tools_json = py::cast<std::string>(py::module_::import("json").attr("dumps")(tools));
+    if (py::isinstance<py::str>(tool_choice)) {
+        const std::string choice = py::cast<std::string>(tool_choice);
+        if (choice == "none") out.parse_tools = false;
+        else if (choice == "required") out.forced = true;
+        else if (choice != "auto")
+            raise_error(ErrorCode::InvalidArgument, "tool_choice must be 'auto', 'none', 'required' or "
+                                                    "{'type': 'function', 'function': {'name': ...}}, not '" + choice + "'");
+    } else {
+        const py::dict d = py::cast<py::dict>(tool_choice);
+        if (!d.contains("function")) raise_error(ErrorCode::InvalidArgument, "tool_choice dict needs 'function'");
+        out.function = py::cast<std::string>(py::cast<py::dict>(d["function"])["name"]);
+        out.forced = true;
+    }
+    if (out.forced && options.tools_json.empty())
+        raise_error(ErrorCode::InvalidArgument, "tool_choice asks for a tool call but tools is empty");
+    return out;
+}
+
+namespace {
+py::dict call_dict(const ToolCall& c, size_t index) {
+    py::dict d;
+    d["id"] = c.id.empty() ? "call_" + std::to_string(index) : c.id;
+    d["name"] = c.name;
+    d["arguments"] = c.arguments_json;
+    if (!c.error.empty()) d["error"] = c.error;
+    return d;
+}
+}  // namespace
+
+py::dict chat_result_dict(const ChatResult& result, bool parse_tools) {
     py::dict out;
     out["text"] = result.generation.text;
     out["reasoning"] = result.generation.reasoning;
@@ -389,12 +402,13 @@ py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, con
     return out;
 }
 
-}  // namespace
-
 void register_session(py::module_& m) {
     py::class_<Piece>(m, "Piece", "One streamed piece: complete UTF-8 text and the token that completed it.")
         .def_readonly("text", &Piece::text, "str (may be '' when the token only began a character)")
         .def_readonly("token", &Piece::token, "int; -1 for the final flush of held-back text")
+        .def_property_readonly(
+            "kind", [](const Piece& p) { return p.kind == PieceKind::Reasoning ? "reasoning" : "content"; },
+            "'content' (the answer) or 'reasoning' (inside <think>...</think>, chat only)")
         .def("__str__", [](const Piece& p) { return p.text; })
         .def("__repr__", [](const Piece& p) { return "<genie.Piece " + std::to_string(p.token) + " " + py::repr(py::str(p.text)).cast<std::string>() + ">"; });
 

@@ -3,12 +3,12 @@
 // the conversation's session with the watchdog's heartbeat. docs/engine.md.
 #include "runtime/engine_impl.hpp"
 
+#include "model/memory_plan.hpp"
 #include "model/model_impl.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
 namespace genie {
 
@@ -19,19 +19,6 @@ using runtime::now_ns;
 using runtime::t_in_callback;
 
 namespace {
-
-/// MemAvailable of /proc/meminfo in bytes, or nullopt when unknown.
-std::optional<uint64_t> memory_available() {
-    std::ifstream in("/proc/meminfo");
-    std::string key;
-    uint64_t value = 0;
-    std::string unit;
-    while (in >> key >> value) {
-        std::getline(in, unit);
-        if (key == "MemAvailable:") return value * 1024;
-    }
-    return std::nullopt;
-}
 
 /// A no-op sampler stage that runs once per sampled token: it marks the conversation alive
 /// (the watchdog's heartbeat; pieces alone miss tokens that produce no text yet) and polls
@@ -135,12 +122,12 @@ Session& Engine::Impl::session_for(Turn& turn) {
         const ModelInfo& info = turn.model.info();
         const double element = so.kv_type == KvType::F32 ? 4.0 : so.kv_type == KvType::F16 ? 2.0 : 34.0 / 32.0;
         const double need = 2.0 * info.n_layer * static_cast<double>(turn.ctx) * info.n_head_kv * info.head_dim * element;
-        const std::optional<uint64_t> avail = memory_available();
-        if (avail && need > static_cast<double>(*avail))
+        const uint64_t avail = model::mem_available_bytes();  // 0: unknown
+        if (avail > 0 && need > static_cast<double>(avail))
             throw Error(ErrorCode::OutOfMemory,
                         fmt::format("a KV cache of {} tokens needs {:.0f} bytes but only {} bytes are available; "
                                     "lower the context limit or trim()",
-                                    turn.ctx, need, *avail));
+                                    turn.ctx, need, avail));
     }
     auto session = std::make_unique<Session>(turn.model, so);
     std::lock_guard<std::mutex> lk(mu);
