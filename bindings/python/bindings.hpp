@@ -5,6 +5,7 @@
 #include <genie/chat.hpp>
 #include <genie/constraint.hpp>
 #include <genie/error.hpp>
+#include <genie/model.hpp>
 #include <genie/sampler.hpp>
 #include <genie/session.hpp>
 
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,36 @@ void register_session(pybind11::module_& m);
 void register_chat(pybind11::module_& m);
 /// genie.Engine (engine.cpp).
 void register_engine(pybind11::module_& m);
+
+// ---- shared by Model, Session and Engine
+
+/// 'auto', 'cpu', 'cuda' (InvalidArgument otherwise; model.cpp).
+BackendKind parse_backend(const std::string& name);
+
+/// Sampling keywords of generate()/stream(); unset ones keep SamplerOptions' defaults.
+struct SamplingArgs {
+    std::optional<float> temperature, top_p, min_p, typical_p, repeat_penalty, frequency_penalty, presence_penalty;
+    std::optional<int32_t> top_k, penalty_last_n;
+    std::optional<uint32_t> seed;
+    bool any() const {
+        return temperature || top_p || min_p || typical_p || repeat_penalty || frequency_penalty || presence_penalty ||
+               top_k || penalty_last_n || seed;
+    }
+    SamplerOptions options() const {
+        SamplerOptions o;
+        if (temperature) o.temperature = *temperature;
+        if (top_k) o.top_k = *top_k;
+        if (top_p) o.top_p = *top_p;
+        if (min_p) o.min_p = *min_p;
+        if (seed) o.seed = *seed;
+        if (typical_p) o.typical_p = *typical_p;
+        if (penalty_last_n) o.penalty_last_n = *penalty_last_n;
+        if (repeat_penalty) o.repeat_penalty = *repeat_penalty;
+        if (frequency_penalty) o.frequency_penalty = *frequency_penalty;
+        if (presence_penalty) o.presence_penalty = *presence_penalty;
+        return o;
+    }
+};
 
 // ---- shared by Session.chat and Engine.chat (session.cpp)
 

@@ -18,22 +18,15 @@ namespace py = pybind11;
 namespace genie::python {
 namespace {
 
-BackendKind parse_backend(const std::string& name) {
-    if (name == "auto") return BackendKind::Auto;
-    if (name == "cpu") return BackendKind::Cpu;
-    if (name == "cuda") return BackendKind::Cuda;
-    raise_error(ErrorCode::InvalidArgument, "backend must be 'auto', 'cpu' or 'cuda', not '" + name + "'");
-}
-
 SamplerOptions sampler_options(std::optional<float> temperature, std::optional<int32_t> top_k,
                                std::optional<float> top_p, std::optional<float> min_p, std::optional<uint32_t> seed) {
-    SamplerOptions o;
-    if (temperature) o.temperature = *temperature;
-    if (top_k) o.top_k = *top_k;
-    if (top_p) o.top_p = *top_p;
-    if (min_p) o.min_p = *min_p;
-    if (seed) o.seed = *seed;
-    return o;
+    SamplingArgs s;
+    s.temperature = temperature;
+    s.top_k = top_k;
+    s.top_p = top_p;
+    s.min_p = min_p;
+    s.seed = seed;
+    return s.options();
 }
 
 py::dict status_dict(const EngineStatus& s) {

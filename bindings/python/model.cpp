@@ -17,7 +17,6 @@
 namespace py = pybind11;
 
 namespace genie::python {
-namespace {
 
 BackendKind parse_backend(const std::string& name) {
     if (name == "auto") return BackendKind::Auto;
@@ -25,6 +24,8 @@ BackendKind parse_backend(const std::string& name) {
     if (name == "cuda") return BackendKind::Cuda;
     raise_error(ErrorCode::InvalidArgument, "backend must be 'auto', 'cpu' or 'cuda', not '" + name + "'");
 }
+
+namespace {
 
 Model load(const std::filesystem::path& path, const std::string& backend) {
     ModelOptions options;

@@ -53,31 +53,6 @@ py::array_t<float> to_numpy(std::span<const float> values) {
     return out;
 }
 
-/// Sampling keywords of generate()/stream(); unset ones keep SamplerOptions' defaults.
-struct SamplingArgs {
-    std::optional<float> temperature, top_p, min_p, typical_p, repeat_penalty, frequency_penalty, presence_penalty;
-    std::optional<int32_t> top_k, penalty_last_n;
-    std::optional<uint32_t> seed;
-    bool any() const {
-        return temperature || top_p || min_p || typical_p || repeat_penalty || frequency_penalty || presence_penalty ||
-               top_k || penalty_last_n || seed;
-    }
-    SamplerOptions options() const {
-        SamplerOptions o;
-        if (temperature) o.temperature = *temperature;
-        if (top_k) o.top_k = *top_k;
-        if (top_p) o.top_p = *top_p;
-        if (min_p) o.min_p = *min_p;
-        if (seed) o.seed = *seed;
-        if (typical_p) o.typical_p = *typical_p;
-        if (penalty_last_n) o.penalty_last_n = *penalty_last_n;
-        if (repeat_penalty) o.repeat_penalty = *repeat_penalty;
-        if (frequency_penalty) o.frequency_penalty = *frequency_penalty;
-        if (presence_penalty) o.presence_penalty = *presence_penalty;
-        return o;
-    }
-};
-
 /// A prompt (text or token ids) and the sampler a generation uses: either the caller's
 /// genie.Sampler (kept alive by `sampler_ref`) or one made from the sampling keywords.
 struct Request {

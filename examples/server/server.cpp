@@ -132,6 +132,9 @@ private:
     template <class Request>
     bool admit(const Request& request, std::optional<EngineTicket>& ticket, httplib::Response& res);
     void record(const GenerateResult& g, Clock::time_point start, bool cancelled);
+    /// Answers an admitted request: a stream, or the whole response.
+    void respond(const std::shared_ptr<Completion>& c, const char* id_prefix, const SamplingFields& sampling,
+                 const std::string& model, bool stream, httplib::Response& res);
 
     Options opt_;
     std::unique_ptr<HttpFront> http_;
@@ -561,6 +564,17 @@ void start_stream(httplib::Response& res, std::shared_ptr<Completion> c) {
     });
 }
 
+void Server::respond(const std::shared_ptr<Completion>& c, const char* id_prefix, const SamplingFields& sampling,
+                     const std::string& model, bool stream, httplib::Response& res) {
+    // usage.max_tokens_capped_to when the request asked for more than the context leaves.
+    if (sampling.max_tokens && *sampling.max_tokens > c->ticket->max_tokens()) c->max_tokens_capped = c->ticket->max_tokens();
+    c->id = id_prefix + random_string(32);
+    c->created = std::time(nullptr);
+    c->model = model.empty() ? model_id_ : model;
+    if (stream) return start_stream(res, c);
+    c->answer(res);
+}
+
 void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
     auto c = std::make_shared<Completion>();
     c->server = this;
@@ -582,12 +596,7 @@ void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
     c->parse_tools = parses_tools(r);
     c->include_usage = r.include_usage;
     if (!admit(er, c->ticket, res)) return;
-    if (r.sampling.max_tokens && *r.sampling.max_tokens > c->ticket->max_tokens()) c->max_tokens_capped = c->ticket->max_tokens();
-    c->id = "chatcmpl-" + random_string(32);
-    c->created = std::time(nullptr);
-    c->model = r.model.empty() ? model_id_ : r.model;
-    if (r.stream) return start_stream(res, c);
-    c->answer(res);
+    respond(c, "chatcmpl-", r.sampling, r.model, r.stream, res);
 }
 
 void Server::handle_completion(const httplib::Request& req, httplib::Response& res) {
@@ -610,12 +619,7 @@ void Server::handle_completion(const httplib::Request& req, httplib::Response& r
     c->client = std::make_shared<Client>();
     er.cancelled = cancel_check(c->client);
     if (!admit(er, c->ticket, res)) return;
-    if (r.sampling.max_tokens && *r.sampling.max_tokens > c->ticket->max_tokens()) c->max_tokens_capped = c->ticket->max_tokens();
-    c->id = "cmpl-" + random_string(32);
-    c->created = std::time(nullptr);
-    c->model = r.model.empty() ? model_id_ : r.model;
-    if (r.stream) return start_stream(res, c);
-    c->answer(res);
+    respond(c, "cmpl-", r.sampling, r.model, r.stream, res);
 }
 
 void Server::handle_tokenize(const httplib::Request& req, httplib::Response& res) {

@@ -75,7 +75,15 @@ Engine::Impl::Turn Engine::Impl::acquire(const std::string& id, int32_t priority
         cv.wait_for(lk, std::chrono::milliseconds(10));
         if (ready()) break;
         lk.unlock();  // the check may take a moment (a socket poll): not under the lock
-        const bool gone = cancelled();
+        bool gone = false;
+        try {
+            gone = cancelled();
+        } catch (...) {
+            lk.lock();
+            admission.dequeue(ticket);
+            cv.notify_all();
+            throw;
+        }
         lk.lock();
         if (gone) {
             gave_up = true;
