@@ -128,3 +128,22 @@ def test_swap_keeps_serving(engine):
     s = engine.status()
     assert s["model_path"].endswith("qwen3-tiny-q4_0.gguf") and s["counters"]["loads"] == 2
     assert engine.chat([{"role": "user", "content": "Hi"}], max_tokens=2)["completion_tokens"] >= 1
+
+
+def test_session_chat_stream_yields_kinds_and_the_chat_dict(genie_module):
+    """Session.chat_stream: pieces as they come (content and reasoning), then chat's dict,
+    equal to Session.chat's answer."""
+    model = genie_module.Model(str(fixture("qwen3-tiny-q8_0")))
+    session = genie_module.Session(model, context_length=512, threads=1)
+    messages = [{"role": "user", "content": "Hello"}]
+    stream = session.chat_stream(messages, max_tokens=8)
+    assert stream.result is None
+    pieces = list(stream)
+    r = stream.result
+    assert r["text"] == "".join(p.text for p in pieces if p.kind == "content")
+    assert r["reasoning"] == "".join(p.text for p in pieces if p.kind == "reasoning").strip()
+    session.reset()
+    direct = session.chat(messages, max_tokens=8)
+    assert direct["generation"].tokens == r["generation"].tokens and direct["text"] == r["text"]
+    with pytest.raises(genie_module.InvalidArgumentError):
+        session.chat_stream(messages, tool_choice="sometimes")
