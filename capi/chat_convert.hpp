@@ -121,6 +121,7 @@ inline genie_finish_reason finish_reason_to_c(genie::FinishReason reason) {
         case genie::FinishReason::Stop: return GENIE_FINISH_STOP;
         case genie::FinishReason::Length: return GENIE_FINISH_LENGTH;
         case genie::FinishReason::Cancelled: return GENIE_FINISH_CANCELLED;
+        case genie::FinishReason::Timeout: return GENIE_FINISH_TIMEOUT;
     }
     return GENIE_FINISH_ERROR;
 }
@@ -135,8 +136,6 @@ struct ChatCall {
     std::string grammar;  // GENIE_RESPONSE_FORMAT_GRAMMAR (non-empty then)
     genie::JsonConstraintOptions constraint_options;
     bool parse_tools = true;  // false for GENIE_TOOL_CHOICE_NONE
-    uint32_t idle_timeout_ms = 0;
-    uint32_t deadline_ms = 0;
 
     /// The constraint cache key (kind + text); "" when unconstrained.
     std::string constraint_key() const {
@@ -251,27 +250,24 @@ inline ChatCall convert_chat_request(const genie_chat_request* request) {
             default: invalid_arg("request->tool_choice: unknown value " + std::to_string(choice));
         }
     }
-    call.idle_timeout_ms = rq.idle_timeout_ms;
-    call.deadline_ms = rq.deadline_ms;
+    // Enforced by the generation loop (genie::GenerateOptions), finish reason Timeout.
+    call.options.generate.idle_timeout_s = rq.idle_timeout_ms / 1000.0;
+    call.options.generate.deadline_s = rq.deadline_ms / 1000.0;
     return call;
 }
 
-/// Hands pieces to a genie_piece_callback and checks the idle timeout and deadline after
-/// each one (genie_session_chat's rules).
+/// Hands pieces to a genie_piece_callback and remembers whether it asked to stop (finish
+/// CANCELLED). The idle timeout and deadline are the generation loop's (finish Timeout).
 class ChatStream {
 public:
     using Clock = std::chrono::steady_clock;
-    enum class Ended { No, Callback, Timeout };
+    enum class Ended { No, Callback };
 
-    ChatStream(genie_piece_callback callback, void* user, const ChatCall& call, Clock::time_point start)
-        : callback_(callback), user_(user), has_deadline_(call.deadline_ms != 0),
-          deadline_(start + std::chrono::milliseconds(call.deadline_ms)), idle_ms_(call.idle_timeout_ms),
-          last_(start) {}
+    ChatStream(genie_piece_callback callback, void* user) : callback_(callback), user_(user) {}
 
     /// The C++ callback; valid while *this lives.
     genie::PieceCallback callback() {
         return [this](const genie::Piece& piece) {
-            const auto arrived = Clock::now();
             if (callback_ && !piece.text.empty()) {
                 const genie_piece_kind kind =
                     piece.kind == genie::PieceKind::Reasoning ? GENIE_PIECE_REASONING : GENIE_PIECE_CONTENT;
@@ -280,13 +276,6 @@ public:
                     return false;
                 }
             }
-            const auto now = Clock::now();
-            if ((has_deadline_ && now >= deadline_) ||
-                (idle_ms_ != 0 && arrived - last_ > std::chrono::milliseconds(idle_ms_))) {
-                ended = Ended::Timeout;
-                return false;
-            }
-            last_ = now;
             return true;
         };
     }
@@ -296,10 +285,6 @@ public:
 private:
     genie_piece_callback callback_;
     void* user_;
-    bool has_deadline_;
-    Clock::time_point deadline_;
-    uint32_t idle_ms_;
-    Clock::time_point last_;
 };
 
 /// Bytes of a genie_chat_result of `version` (version 1 ends after total_ms).
@@ -364,9 +349,7 @@ inline void fill_chat_result(genie_chat_result* out, const genie::ChatResult& ch
         genie_chat_result_clear(&r);
         throw;
     }
-    r.finish_reason = ended == ChatStream::Ended::Timeout    ? GENIE_FINISH_TIMEOUT
-                      : ended == ChatStream::Ended::Callback ? GENIE_FINISH_CANCELLED
-                                                             : finish_reason_to_c(g.finish_reason);
+    r.finish_reason = ended == ChatStream::Ended::Callback ? GENIE_FINISH_CANCELLED : finish_reason_to_c(g.finish_reason);
     r.prompt_tokens = g.prompt_tokens;
     r.reused_prefix_tokens = g.reused_prompt_tokens;
     r.completion_tokens = g.completion_tokens;

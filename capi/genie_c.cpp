@@ -210,6 +210,7 @@ genie_finish_reason to_c(genie::FinishReason reason) {
         case genie::FinishReason::Stop: return GENIE_FINISH_STOP;
         case genie::FinishReason::Length: return GENIE_FINISH_LENGTH;
         case genie::FinishReason::Cancelled: return GENIE_FINISH_CANCELLED;
+        case genie::FinishReason::Timeout: return GENIE_FINISH_TIMEOUT;
     }
     return GENIE_FINISH_ERROR;
 }
@@ -265,10 +266,6 @@ void generate_common(genie_generate_result* out, genie_session* session, genie_s
     if (out) fill_result(out, result);
 }
 
-genie::ChatTemplate model_template(const genie_model* model) {
-    return model->chat_template.empty() ? genie::ChatTemplate::chatml() : genie::ChatTemplate(model->chat_template);
-}
-
 std::vector<genie::ChatMessage> to_messages(const genie_chat_message* messages, size_t count) {
     if (!messages && count != 0) invalid("messages is NULL but count is not 0");
     std::vector<genie::ChatMessage> out;
@@ -286,12 +283,7 @@ std::vector<genie::ChatMessage> to_messages(const genie_chat_message* messages, 
 std::string render_chat(const genie_model* model, const genie_chat_message* messages, size_t count,
                         bool add_generation_prompt) {
     const std::vector<genie::ChatMessage> list = to_messages(messages, count);
-    const genie::Tokenizer& tok = model->model.tokenizer();
-    genie::ChatTemplateOptions options;
-    options.add_generation_prompt = add_generation_prompt;
-    if (tok.bos() != genie::kNoToken) options.bos_token = std::string(tok.token_text(tok.bos()));
-    if (tok.eos() != genie::kNoToken) options.eos_token = std::string(tok.token_text(tok.eos()));
-    return model_template(model).render(list, options);
+    return genie::render_chat(model->model, list, genie::ChatOptions{}, add_generation_prompt);
 }
 
 }  // namespace
@@ -693,7 +685,7 @@ genie_status genie_session_chat(genie_session* session, const genie_chat_request
             }
             call.options.generate.constraint = session->schema;
         }
-        ChatStream stream(callback, user, call, start);
+        ChatStream stream(callback, user);
         const genie::ChatResult chat = session->session.chat(call.messages, sampler, call.options, stream.callback());
         fill_chat_result(out, chat, stream.ended, start, call.parse_tools);
     });

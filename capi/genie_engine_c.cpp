@@ -299,7 +299,7 @@ genie_status genie_engine_chat(genie_engine* engine, const genie_engine_chat_opt
         rq.json_schema = call.schema;
         rq.grammar = call.grammar;
         rq.constraint_options = call.constraint_options;
-        ChatStream stream(callback, user, call, start);
+        ChatStream stream(callback, user);
         const genie::EngineChatResult r = e->engine.chat(rq, stream.callback());
         fill_chat_result(out, r.chat, stream.ended, start, call.parse_tools);
     });

@@ -5,6 +5,7 @@
 #include <genie/chat.hpp>
 #include <genie/error.hpp>
 #include <genie/model.hpp>
+#include <genie/session.hpp>
 #include <genie/tokenizer.hpp>
 
 #include <pybind11/stl.h>
@@ -16,7 +17,6 @@
 namespace py = pybind11;
 
 namespace genie::python {
-namespace {
 
 BackendKind parse_backend(const std::string& name) {
     if (name == "auto") return BackendKind::Auto;
@@ -24,6 +24,8 @@ BackendKind parse_backend(const std::string& name) {
     if (name == "cuda") return BackendKind::Cuda;
     raise_error(ErrorCode::InvalidArgument, "backend must be 'auto', 'cpu' or 'cuda', not '" + name + "'");
 }
+
+namespace {
 
 Model load(const std::filesystem::path& path, const std::string& backend) {
     ModelOptions options;
@@ -62,14 +64,7 @@ std::string chat_template_source(const Model& model) {
 
 std::string apply_chat_template(const Model& model, const py::list& messages, bool add_generation_prompt) {
     const std::vector<ChatMessage> list = messages_from_python(messages);
-    const std::string source = chat_template_source(model);
-    const ChatTemplate tmpl = source.empty() ? ChatTemplate::chatml() : ChatTemplate(source);
-    const Tokenizer& tok = model.tokenizer();
-    ChatTemplateOptions options;
-    options.add_generation_prompt = add_generation_prompt;
-    if (tok.bos() != kNoToken) options.bos_token = std::string(tok.token_text(tok.bos()));
-    if (tok.eos() != kNoToken) options.eos_token = std::string(tok.token_text(tok.eos()));
-    return tmpl.render(list, options);
+    return render_chat(model, list, ChatOptions{}, add_generation_prompt);  // the template parsed once per Model
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The `genie` Python module: entry point and version. Each class registers itself from
-// its own file (errors.cpp, model.cpp, sampler.cpp, session.cpp, quant.cpp).
+// its own file (errors.cpp, model.cpp, sampler.cpp, session.cpp, quant.cpp, chat.cpp, engine.cpp).
 #include "bindings.hpp"
 
 #include <genie/version.h>
@@ -16,4 +16,5 @@ PYBIND11_MODULE(genie, m) {
     genie::python::register_sampler(m);
     genie::python::register_session(m);
     genie::python::register_chat(m);
+    genie::python::register_engine(m);
 }

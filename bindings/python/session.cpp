@@ -37,15 +37,6 @@ struct PySession {
     std::shared_ptr<const JsonConstraint> tool_constraint;
 };
 
-const char* finish_name(FinishReason reason) {
-    switch (reason) {
-        case FinishReason::Stop: return "stop";
-        case FinishReason::Length: return "length";
-        case FinishReason::Cancelled: return "cancelled";
-    }
-    return "unknown";
-}
-
 KvType parse_kv_type(const std::string& name) {
     if (name == "f16") return KvType::F16;
     if (name == "f32") return KvType::F32;
@@ -61,31 +52,6 @@ py::array_t<float> to_numpy(std::span<const float> values) {
     if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(float));
     return out;
 }
-
-/// Sampling keywords of generate()/stream(); unset ones keep SamplerOptions' defaults.
-struct SamplingArgs {
-    std::optional<float> temperature, top_p, min_p, typical_p, repeat_penalty, frequency_penalty, presence_penalty;
-    std::optional<int32_t> top_k, penalty_last_n;
-    std::optional<uint32_t> seed;
-    bool any() const {
-        return temperature || top_p || min_p || typical_p || repeat_penalty || frequency_penalty || presence_penalty ||
-               top_k || penalty_last_n || seed;
-    }
-    SamplerOptions options() const {
-        SamplerOptions o;
-        if (temperature) o.temperature = *temperature;
-        if (top_k) o.top_k = *top_k;
-        if (top_p) o.top_p = *top_p;
-        if (min_p) o.min_p = *min_p;
-        if (seed) o.seed = *seed;
-        if (typical_p) o.typical_p = *typical_p;
-        if (penalty_last_n) o.penalty_last_n = *penalty_last_n;
-        if (repeat_penalty) o.repeat_penalty = *repeat_penalty;
-        if (frequency_penalty) o.frequency_penalty = *frequency_penalty;
-        if (presence_penalty) o.presence_penalty = *presence_penalty;
-        return o;
-    }
-};
 
 /// A prompt (text or token ids) and the sampler a generation uses: either the caller's
 /// genie.Sampler (kept alive by `sampler_ref`) or one made from the sampling keywords.
@@ -121,6 +87,17 @@ struct Request {
         }
     }
 
+    // A chat (Session.chat / chat_stream): the messages and the options they render with.
+    bool is_chat = false;
+    std::vector<ChatMessage> messages;
+    ChatOptions chat;
+    bool parse_tools = true;
+
+    // Runs without the GIL (the caller released it).
+    ChatResult run_chat(Session& session, const PieceCallback& on_piece) {
+        return session.chat(messages, sampler->sampler, chat, on_piece);
+    }
+
     // Runs without the GIL (the caller released it).
     GenerateResult run(Session& session, const PieceCallback& on_piece) {
         if (const auto* text = std::get_if<std::string>(&prompt))
@@ -133,21 +110,6 @@ struct Request {
 
 /// The PieceCallback of a Python callback (none when it is None); an exception it raises
 /// stops the generation and lands in `error`.
-PieceCallback python_piece_callback(const py::object& callback, std::exception_ptr& error) {
-    if (callback.is_none()) return {};
-    return [&callback, &error](const Piece& piece) {
-        py::gil_scoped_acquire acquire;
-        try {
-            const py::object keep_going = callback(piece);
-            // Only an explicit False stops; None (no return statement) continues.
-            return !(py::isinstance<py::bool_>(keep_going) && !py::cast<bool>(keep_going));
-        } catch (...) {
-            error = std::current_exception();
-            return false;
-        }
-    };
-}
-
 GenerateResult generate(PySession& self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
                         const SamplingArgs& sampling, bool stop_on_eog, bool add_special, bool parse_special,
                         const std::vector<std::string>& stop, const py::object& constraint, const py::object& callback) {
@@ -183,19 +145,25 @@ public:
         Request* req = request_.get();
         worker_ = std::thread([state, session, req] {
             GenerateResult result;
+            ChatResult chat;
             std::exception_ptr error;
+            const PieceCallback queue_piece = [&](const Piece& piece) {
+                std::lock_guard<std::mutex> lock(state->mutex);
+                state->queue.push_back(piece);
+                state->cv.notify_one();
+                return true;
+            };
             try {
-                result = req->run(*session, [&](const Piece& piece) {
-                    std::lock_guard<std::mutex> lock(state->mutex);
-                    state->queue.push_back(piece);
-                    state->cv.notify_one();
-                    return true;
-                });
+                if (req->is_chat)
+                    chat = req->run_chat(*session, queue_piece);
+                else
+                    result = req->run(*session, queue_piece);
             } catch (...) {
                 error = std::current_exception();
             }
             std::lock_guard<std::mutex> lock(state->mutex);
             state->result = std::move(result);
+            state->chat = std::move(chat);
             state->error = error;
             state->done = true;
             state->cv.notify_one();
@@ -239,7 +207,8 @@ public:
         finish();
     }
 
-    std::optional<GenerateResult> result() const { return result_; }
+    /// None until exhausted; then the GenerateResult (stream) or the chat dict (chat_stream).
+    py::object result() const { return result_; }
 
 private:
     struct State {
@@ -249,6 +218,7 @@ private:
         bool done = false;
         std::exception_ptr error;
         GenerateResult result;
+        ChatResult chat;
     };
 
     void finish() {
@@ -262,8 +232,10 @@ private:
         session_->busy.release();
         if (state_->error) {
             error_ = state_->error;
+        } else if (request_->is_chat) {
+            result_ = chat_result_dict(state_->chat, request_->parse_tools);
         } else {
-            result_ = std::move(state_->result);
+            result_ = py::cast(std::move(state_->result));
         }
     }
 
@@ -274,7 +246,7 @@ private:
     std::thread worker_;
     bool finished_ = false;
     std::exception_ptr error_;
-    std::optional<GenerateResult> result_;
+    py::object result_ = py::none();
 };
 
 // The keyword arguments generate() and stream() share.
@@ -306,49 +278,26 @@ SamplingArgs sampling_args(std::optional<float> temperature, std::optional<int32
 }
 
 
-py::dict call_dict(const ToolCall& c, size_t index) {
-    py::dict d;
-    d["id"] = c.id.empty() ? "call_" + std::to_string(index) : c.id;
-    d["name"] = c.name;
-    d["arguments"] = c.arguments_json;
-    if (!c.error.empty()) d["error"] = c.error;
-    return d;
-}
-
-/// Session.chat: renders the messages, generates the answer, returns a dict with every
-/// tool call. A forced tool_choice builds the tool-call constraint (cached per session).
-py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, const py::object& sampler,
-              const SamplingArgs& sampling, const std::vector<std::string>& stop, const py::object& tools,
-              const py::object& tool_choice, std::optional<bool> parallel_tool_calls, const py::object& constraint,
-              std::optional<bool> think, const py::object& callback) {
-    const std::vector<ChatMessage> list = messages_from_python(messages);
-    Request request(py::str(""), sampler, sampling, max_tokens, true, true, true, stop, constraint);
-    ChatOptions options;
-    options.generate = request.options;
+/// The request of Session.chat / chat_stream: the messages and their options. A forced
+/// tool_choice builds the tool-call constraint (cached per session).
+std::unique_ptr<Request> chat_request(PySession& self, const py::list& messages, int32_t max_tokens,
+                                      const py::object& sampler, const SamplingArgs& sampling,
+                                      const std::vector<std::string>& stop, const py::object& tools,
+                                      const py::object& tool_choice, std::optional<bool> parallel_tool_calls,
+                                      const py::object& constraint, std::optional<bool> think) {
+    auto request = std::make_unique<Request>(py::str(""), sampler, sampling, max_tokens, true, true, true, stop, constraint);
+    request->is_chat = true;
+    request->messages = messages_from_python(messages);
+    ChatOptions& options = request->chat;
+    options.generate = request->options;
     options.enable_thinking = think;
     options.parallel_tool_calls = parallel_tool_calls.value_or(true);
-    bool parse_tools = true;
-    std::string function;
-    bool forced = false;
-    if (!tools.is_none()) options.tools_json = py::cast<std::string>(py::module_::import("json").attr("dumps")(tools));
-    if (py::isinstance<py::str>(tool_choice)) {
-        const std::string choice = py::cast<std::string>(tool_choice);
-        if (choice == "none") parse_tools = false;
-        else if (choice == "required") forced = true;
-        else if (choice != "auto")
-            raise_error(ErrorCode::InvalidArgument, "tool_choice must be 'auto', 'none', 'required' or "
-                                                    "{'type': 'function', 'function': {'name': ...}}, not '" + choice + "'");
-    } else {
-        const py::dict d = py::cast<py::dict>(tool_choice);
-        if (!d.contains("function")) raise_error(ErrorCode::InvalidArgument, "tool_choice dict needs 'function'");
-        function = py::cast<std::string>(py::cast<py::dict>(d["function"])["name"]);
-        forced = true;
-    }
-    if (forced) {
-        if (options.tools_json.empty()) raise_error(ErrorCode::InvalidArgument, "tool_choice asks for a tool call but tools is empty");
+    const ToolChoiceArgs choice = tool_choice_args(tools, tool_choice, options);
+    request->parse_tools = choice.parse_tools;
+    if (choice.forced) {
         if (options.generate.constraint)
             raise_error(ErrorCode::InvalidArgument, "constraint= and a forced tool_choice cannot both constrain the answer");
-        const std::string schema = tool_call_schema(options.tools_json, function, parallel_tool_calls.value_or(false));
+        const std::string schema = tool_call_schema(options.tools_json, choice.function, parallel_tool_calls.value_or(false));
         if (self.tool_key != schema || !self.tool_constraint) {
             py::gil_scoped_release release;
             self.tool_constraint = JsonConstraint::from_schema(schema, self.session.model().tokenizer(),
@@ -358,6 +307,12 @@ py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, con
         options.generate.constraint = self.tool_constraint;
     }
     if (options.generate.constraint && !think) options.enable_thinking = false;
+    return request;
+}
+
+/// Session.chat: renders the messages (prepare_chat, via Session::chat), generates the
+/// answer and returns a dict with every tool call.
+py::dict chat(PySession& self, Request& request, const py::object& callback) {
     BusyScope session_busy(self.busy, "the session");
     BusyScope sampler_busy(request.sampler->busy, "the sampler");
     std::exception_ptr callback_error;
@@ -365,9 +320,72 @@ py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, con
     ChatResult result;
     {
         py::gil_scoped_release release;
-        result = self.session.chat(list, request.sampler->sampler, options, on_piece);
+        result = request.run_chat(self.session, on_piece);
     }
     if (callback_error) std::rethrow_exception(callback_error);
+    return chat_result_dict(result, request.parse_tools);
+}
+
+}  // namespace
+
+const char* finish_name(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::Stop: return "stop";
+        case FinishReason::Length: return "length";
+        case FinishReason::Cancelled: return "cancelled";
+        case FinishReason::Timeout: return "timeout";
+    }
+    return "unknown";
+}
+
+PieceCallback python_piece_callback(const py::object& callback, std::exception_ptr& error) {
+    if (callback.is_none()) return {};
+    return [&callback, &error](const Piece& piece) {
+        py::gil_scoped_acquire acquire;
+        try {
+            const py::object keep_going = callback(piece);
+            // Only an explicit False stops; None (no return statement) continues.
+            return !(py::isinstance<py::bool_>(keep_going) && !py::cast<bool>(keep_going));
+        } catch (...) {
+            error = std::current_exception();
+            return false;
+        }
+    };
+}
+
+ToolChoiceArgs tool_choice_args(const py::object& tools, const py::object& tool_choice, ChatOptions& options) {
+    ToolChoiceArgs out;
+    if (!tools.is_none()) options.tools_json = py::cast<std::string>(py::module_::import("json").attr("dumps")(tools));
+    if (py::isinstance<py::str>(tool_choice)) {
+        const std::string choice = py::cast<std::string>(tool_choice);
+        if (choice == "none") out.parse_tools = false;
+        else if (choice == "required") out.forced = true;
+        else if (choice != "auto")
+            raise_error(ErrorCode::InvalidArgument, "tool_choice must be 'auto', 'none', 'required' or "
+                                                    "{'type': 'function', 'function': {'name': ...}}, not '" + choice + "'");
+    } else {
+        const py::dict d = py::cast<py::dict>(tool_choice);
+        if (!d.contains("function")) raise_error(ErrorCode::InvalidArgument, "tool_choice dict needs 'function'");
+        out.function = py::cast<std::string>(py::cast<py::dict>(d["function"])["name"]);
+        out.forced = true;
+    }
+    if (out.forced && options.tools_json.empty())
+        raise_error(ErrorCode::InvalidArgument, "tool_choice asks for a tool call but tools is empty");
+    return out;
+}
+
+namespace {
+py::dict call_dict(const ToolCall& c, size_t index) {
+    py::dict d;
+    d["id"] = c.id.empty() ? "call_" + std::to_string(index) : c.id;
+    d["name"] = c.name;
+    d["arguments"] = c.arguments_json;
+    if (!c.error.empty()) d["error"] = c.error;
+    return d;
+}
+}  // namespace
+
+py::dict chat_result_dict(const ChatResult& result, bool parse_tools) {
     py::dict out;
     out["text"] = result.generation.text;
     out["reasoning"] = result.generation.reasoning;
@@ -388,12 +406,13 @@ py::dict chat(PySession& self, const py::list& messages, int32_t max_tokens, con
     return out;
 }
 
-}  // namespace
-
 void register_session(py::module_& m) {
     py::class_<Piece>(m, "Piece", "One streamed piece: complete UTF-8 text and the token that completed it.")
         .def_readonly("text", &Piece::text, "str (may be '' when the token only began a character)")
         .def_readonly("token", &Piece::token, "int; -1 for the final flush of held-back text")
+        .def_property_readonly(
+            "kind", [](const Piece& p) { return p.kind == PieceKind::Reasoning ? "reasoning" : "content"; },
+            "'content' (the answer) or 'reasoning' (inside <think>...</think>, chat only)")
         .def("__str__", [](const Piece& p) { return p.text; })
         .def("__repr__", [](const Piece& p) { return "<genie.Piece " + std::to_string(p.token) + " " + py::repr(py::str(p.text)).cast<std::string>() + ">"; });
 
@@ -427,7 +446,8 @@ void register_session(py::module_& m) {
         .def("close", &Stream::close)
         .def("__enter__", [](py::object self) { return self; })
         .def("__exit__", [](Stream& s, const py::args&) { s.close(); })
-        .def_property_readonly("result", &Stream::result, "GenerateResult once exhausted, else None");
+        .def_property_readonly("result", &Stream::result,
+                               "None until exhausted; then the GenerateResult (stream) or chat's dict (chat_stream)");
 
     py::class_<PySession>(m, "Session",
                           "One conversation with a model: owns a KV cache that persists between calls (a prompt "
@@ -490,9 +510,11 @@ void register_session(py::module_& m) {
                std::optional<float> min_p, std::optional<uint32_t> seed, const std::vector<std::string>& stop,
                const py::object& tools, const py::object& tool_choice, std::optional<bool> parallel_tool_calls,
                const py::object& constraint, std::optional<bool> think, const py::object& callback) {
-                return chat(self, messages, max_tokens, sampler,
-                            sampling_args(temperature, top_k, top_p, min_p, seed, {}, {}, {}, {}, {}), stop, tools,
-                            tool_choice, parallel_tool_calls, constraint, think, callback);
+                const auto request =
+                    chat_request(self, messages, max_tokens, sampler,
+                                 sampling_args(temperature, top_k, top_p, min_p, seed, {}, {}, {}, {}, {}), stop, tools,
+                                 tool_choice, parallel_tool_calls, constraint, think);
+                return chat(self, *request, callback);
             },
             py::arg("messages"), py::kw_only(), py::arg("max_tokens") = 256, py::arg("sampler") = py::none(),
             py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
@@ -506,6 +528,26 @@ void register_session(py::module_& m) {
             "{'name': ...}} (the answer is constrained to such a call). constraint: a genie.Constraint. Returns a "
             "dict: text, reasoning, tool_calls [{'id', 'name', 'arguments'}], rejected_tool_calls (with 'error'), "
             "finish_reason ('tool_calls' when there are calls), prompt_tokens, completion_tokens, generation.")
+        .def(
+            "chat_stream",
+            [](py::object self, const py::list& messages, int32_t max_tokens, const py::object& sampler,
+               std::optional<float> temperature, std::optional<int32_t> top_k, std::optional<float> top_p,
+               std::optional<float> min_p, std::optional<uint32_t> seed, const std::vector<std::string>& stop,
+               const py::object& tools, const py::object& tool_choice, std::optional<bool> parallel_tool_calls,
+               const py::object& constraint, std::optional<bool> think) {
+                auto request = chat_request(py::cast<PySession&>(self), messages, max_tokens, sampler,
+                                            sampling_args(temperature, top_k, top_p, min_p, seed, {}, {}, {}, {}, {}),
+                                            stop, tools, tool_choice, parallel_tool_calls, constraint, think);
+                return std::make_unique<Stream>(std::move(self), std::move(request));
+            },
+            py::arg("messages"), py::kw_only(), py::arg("max_tokens") = 256, py::arg("sampler") = py::none(),
+            py::arg("temperature") = py::none(), py::arg("top_k") = py::none(), py::arg("top_p") = py::none(),
+            py::arg("min_p") = py::none(), py::arg("seed") = py::none(), py::arg("stop") = std::vector<std::string>{},
+            py::arg("tools") = py::none(), py::arg("tool_choice") = "auto", py::arg("parallel_tool_calls") = py::none(),
+            py::arg("constraint") = py::none(), py::arg("think") = py::none(),
+            "Like chat, but returns a genie.Stream: `for piece in session.chat_stream(messages)` yields genie.Piece "
+            "objects (piece.kind 'content' or 'reasoning') as they are produced; stream.result holds chat's dict "
+            "(tool calls included) afterwards.")
         .def(
             "evaluate",
             [](PySession& self, const std::vector<TokenId>& tokens) {

@@ -130,7 +130,8 @@ int cmd_run(Args args) {
         const Timings& t = result.timings;
         const char* reason = result.finish_reason == FinishReason::Stop     ? "stop"
                              : result.finish_reason == FinishReason::Length ? "length"
-                                                                            : "cancelled";
+                             : result.finish_reason == FinishReason::Timeout ? "timeout"
+                                                                             : "cancelled";
         fmt::print(stderr,
                    "load: {:.1f} ms | prompt: {} tokens ({} reused) in {:.1f} ms, {:.1f} t/s | first token: {:.1f} ms | "
                    "generated: {} tokens, {:.1f} t/s | finish: {}\n",

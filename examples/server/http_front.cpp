@@ -74,6 +74,26 @@ void addr_of(int fd, bool peer, std::string& ip, int& port) {
 const ConnectionInfo* current_connection() { return t_connection; }
 void trim_memory_after_request() { t_trim = true; }
 
+PeerProbe PeerProbe::for_current_request() {
+    const ConnectionInfo* c = current_connection();
+    return c ? PeerProbe(c->fd, c->http11) : PeerProbe();
+}
+
+bool PeerProbe::gone() {
+    if (fd_ < 0) return false;
+    pollfd p{fd_, static_cast<short>(POLLIN | POLLRDHUP), 0};
+    if (poll(&p, 1, 0) <= 0) return false;
+    if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) return true;
+    if (!(p.revents & POLLRDHUP) || started_) return false;
+    if (!http11_) return true;  // an HTTP/1.0 client gets no 1xx: a half-close counts as gone
+    if (!probed_) {
+        static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        probed_ = true;
+        if (send(fd_, kContinue, sizeof kContinue - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) return true;
+    }
+    return false;
+}
+
 struct HttpFront::Conn {
     enum class Phase { Idle, Head, Body, Draining };
     int fd = -1;

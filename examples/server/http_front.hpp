@@ -55,6 +55,32 @@ struct ConnectionInfo {
     bool http11 = true;
 };
 const ConnectionInfo* current_connection();
+
+/// Whether the client of one request is still there, asked by polling its socket (the
+/// engine polls it while the request waits and after each token: EngineChatRequest::
+/// cancelled). A peer that closed its end shows POLLRDHUP; that may be a half-close
+/// (shutdown(SHUT_WR) after the request: the client still reads) or a full close, which
+/// TCP cannot tell apart until the server sends something. So before the response has
+/// started, an HTTP/1.1 client that half-closed gets an interim "100 Continue" (every
+/// HTTP/1.1 client skips 1xx responses): a closed socket answers it with a reset
+/// (POLLHUP/POLLERR: gone), a half-closed one reads it and waits for the answer. Once a
+/// stream has started its own writes do the same. Not thread-safe (one request's thread).
+class PeerProbe {
+public:
+    PeerProbe() = default;
+    /// The probe of the request the calling worker thread runs (never gone outside one).
+    static PeerProbe for_current_request();
+    /// The response has started (a stream's head is out): a half-close alone is not "gone".
+    void response_started() { started_ = true; }
+    bool gone();
+
+private:
+    PeerProbe(int fd, bool http11) : fd_(fd), http11_(http11) {}
+    int fd_ = -1;
+    bool http11_ = true;
+    bool started_ = false;
+    bool probed_ = false;
+};
 /// Asks for malloc_trim once the current request is done (after a large answer), so the
 /// memory of one large request goes back to the system instead of staying in the arenas.
 void trim_memory_after_request();

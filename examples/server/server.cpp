@@ -5,18 +5,20 @@
 //                [--api-key KEY | --api-key-file PATH] [--parallel N]
 //
 // The listener starts first; the model loads on a background thread (every endpoint
-// answers 503 "Loading model" until it is usable). --parallel N sessions share the one
-// Model; further requests wait in a bounded queue, beyond it 503.
+// answers 503 "Loading model" until it is usable). Generation runs on genie::Engine: the
+// handlers translate each HTTP request (translate.hpp) into an Engine request, which
+// renders the prompt, waits in the engine's bounded queue (beyond it 503), runs on the
+// conversation's session (--parallel N at once) and is cancelled when the client leaves.
 #include "http_front.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "protocol.hpp"
 #include "request.hpp"
-#include "slots.hpp"
-#include "watchdog.hpp"
+#include "tokenize_gate.hpp"
+#include "translate.hpp"
 
 #include <genie/chat.hpp>
-#include <genie/constraint.hpp>
+#include <genie/engine.hpp>
 #include <genie/error.hpp>
 #include <genie/model.hpp>
 #include <genie/session.hpp>
@@ -55,23 +57,37 @@ constexpr size_t kMaxBodyBytes = size_t{8} << 20;
 constexpr size_t kMaxTokenizeBytes = size_t{1} << 20;  // the /tokenize 'content' field
 const std::string kFingerprint = std::string("genie-") + GENIE_VERSION_STRING;
 
-PeerProbe probe_for_current_request(bool response_started) {
-    const ConnectionInfo* c = current_connection();
-    return c ? PeerProbe(c->fd, c->http11, response_started) : PeerProbe();
-}
+/// The client of one generation request, shared by the handler, the stream and the
+/// engine's cancellation check (all on the request's worker thread).
+struct Client {
+    PeerProbe probe = PeerProbe::for_current_request();
+    bool gone = false;  // the probe found it gone, or a streamed write failed
+};
 
 
 // ---- the server -----------------------------------------------------------------------
 
 enum Phase { kLoading = 0, kReady = 1, kFailed = 2 };
 
-struct StreamCtx;
+struct Completion;
 
 class Server {
 public:
     explicit Server(Options o) : opt_(std::move(o)) {
         model_id_ = std::filesystem::path(opt_.model).filename().string();
         max_waiting_ = env_int("GENIE_SERVER_MAX_QUEUE", std::max(8, 4 * opt_.parallel));
+        // --parallel N: N requests run at once, each on its own session; as many sessions
+        // (conversations by conversation_id, and spares that one-off requests reuse by
+        // prompt prefix) keep their KV cache between requests.
+        EngineOptions eo;
+        eo.session.context_length = opt_.ctx;
+        eo.session.threads = opt_.threads;
+        eo.max_concurrent = opt_.parallel;
+        eo.max_conversations = opt_.parallel;
+        eo.max_queued = max_waiting_;
+        eo.keep_one_off_sessions = true;
+        eo.watchdog_timeout_s = 0;  // clients that leave are noticed by the CancelCheck
+        engine_ = std::make_unique<Engine>(eo);
         fail_stream_after_ = env_int("GENIE_SERVER_TEST_STREAM_ERROR_AFTER", 0);
         FrontOptions fo;
         fo.host = opt_.host;
@@ -94,7 +110,7 @@ public:
     int run();
     void stop() {
         stopping_ = true;
-        watchdog_.cancel_all();
+        engine_->cancel_all();
         http_->stop();
     }
 
@@ -109,14 +125,16 @@ private:
     void handle_detokenize(const httplib::Request& req, httplib::Response& res);
     void handle_models(httplib::Response& res);
 
-    std::shared_ptr<const JsonConstraint> constraint_for(const ChatRequest& r);
-    int count_chat_prompt_tokens(const ChatRequest& r, const ChatOptions& co) const;
-    /// Waits for a slot; on failure fills `res` and returns nullptr.
-    std::unique_ptr<SlotPool::Lease> take_slot(const std::string& conversation, httplib::Response& res);
+    /// The engine's cancellation check for `client`: it left, or the server stops.
+    CancelCheck cancel_check(const std::shared_ptr<Client>& client);
+    /// Prepares `request` and waits for its turn in the engine; on failure (bad request,
+    /// prompt over the context, queue full, client gone) fills `res` and returns false.
+    template <class Request>
+    bool admit(const Request& request, std::optional<EngineTicket>& ticket, httplib::Response& res);
     void record(const GenerateResult& g, Clock::time_point start, bool cancelled);
-    /// Lowers `max_tokens` to the room the context leaves after the prompt; returns the new
-    /// value when the client asked for more (reported in `usage`), else 0.
-    int cap_max_tokens(int& max_tokens, bool requested, int n_prompt) const;
+    /// Answers an admitted request: a stream, or the whole response.
+    void respond(const std::shared_ptr<Completion>& c, const char* id_prefix, const SamplingFields& sampling,
+                 const std::string& model, bool stream, httplib::Response& res);
 
     Options opt_;
     std::unique_ptr<HttpFront> http_;
@@ -124,19 +142,15 @@ private:
     std::atomic<int> phase_{kLoading};
     std::atomic<bool> stopping_{false};
     std::string load_error_;
-    std::optional<Model> model_;
-    std::optional<ChatTemplate> template_;
-    std::unique_ptr<SlotPool> pool_;
+    std::unique_ptr<Engine> engine_;
+    std::optional<Model> model_;  // the engine's model, for /v1/models and /tokenize
     std::string model_id_;
     int n_ctx_ = 0;
     int max_waiting_ = 8;
     int fail_stream_after_ = 0;  // test hook: a streamed generation fails after this many pieces
     Metrics metrics_;
-    Watchdog watchdog_;
-    std::mutex constraint_mu_;
-    std::map<std::string, std::shared_ptr<const JsonConstraint>> constraints_;
 
-    friend struct StreamCtx;
+    friend struct Completion;
 };
 
 void send_json(httplib::Response& res, int status, const json& body) {
@@ -184,21 +198,11 @@ void Server::load() {
     try {
         ModelOptions mo;
         mo.progress = [this](float) { return !stopping_.load(); };
-        Model model = Model::load(opt_.model, mo);
-        SessionOptions so;
-        so.context_length = opt_.ctx;
-        so.threads = opt_.threads;
-        std::vector<std::unique_ptr<Session>> sessions;
-        for (int i = 0; i < opt_.parallel; ++i) sessions.push_back(std::make_unique<Session>(model, so));
-        n_ctx_ = sessions.front()->context_length();
-        try {
-            template_.emplace(model.chat_template().empty() ? ChatTemplate::chatml() : ChatTemplate(model.chat_template()));
-        } catch (const Error& e) {
-            fmt::print(stderr, "genie-server: the model's chat template does not parse ({}); using ChatML\n", e.what());
-            template_.emplace(ChatTemplate::chatml());
-        }
-        pool_ = std::make_unique<SlotPool>(std::move(sessions), max_waiting_);
-        model_.emplace(std::move(model));
+        engine_->load(opt_.model, mo);
+        engine_->wait();
+        engine_->warmup();  // the first request does not pay the page faults of the weights
+        model_ = engine_->model();
+        n_ctx_ = engine_->status().context_length;
         phase_.store(kReady, std::memory_order_release);
         fmt::print(stderr, "genie-server: model loaded ({:.0f} ms), {} slot(s) of {} tokens, ready\n", model_->load_time_ms(),
                    opt_.parallel, n_ctx_);
@@ -313,7 +317,8 @@ void Server::routes() {
     http_->Post("/detokenize", json_post(&Server::handle_detokenize));
     http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
         res.status = 200;
-        res.set_content(metrics_.render(pool_->busy(), pool_->waiting(), pool_->size()), "text/plain; version=0.0.4");
+        const EngineStatus st = engine_->status();
+        res.set_content(metrics_.render(st.active_requests, st.queued_requests, opt_.parallel), "text/plain; version=0.0.4");
     });
 }
 
@@ -353,92 +358,53 @@ void Server::handle_models(httplib::Response& res) {
     send_json(res, 200, body);
 }
 
-std::shared_ptr<const JsonConstraint> Server::constraint_for(const ChatRequest& r) {
-    std::string key;
-    JsonConstraintOptions options;
-    const bool force_tool = !r.tools_json.empty() && (r.tool_choice == ToolChoice::Required || r.tool_choice == ToolChoice::Named);
-    std::string schema;
-    if (force_tool) {
-        // tool_choice "required" / a named function: the answer is a call of an offered tool,
-        // {"name": ..., "arguments": {...}} with that tool's own parameters schema (or, with
-        // parallel_tool_calls, an array of such calls), compact (one optional space per gap).
-        // A parameters schema outside the constraint's keywords is a 400 naming the tool.
-        schema = tool_call_schema(r.tools_json, r.tool_choice == ToolChoice::Named ? r.tool_choice_name : "",
-                                  r.parallel_tool_calls.value_or(false));
-        options = tool_call_constraint_options();
-        key = "tool:" + schema;
-    } else if (!r.grammar.empty()) {
-        key = "grammar:" + r.grammar;
-    } else if (r.response_format == ResponseFormat::JsonObject) {
-        key = "object";
-    } else if (r.response_format == ResponseFormat::JsonSchema) {
-        schema = r.json_schema;
-        key = "schema:" + schema;
-    } else {
-        return nullptr;
-    }
-    {
-        std::lock_guard lock(constraint_mu_);
-        if (auto it = constraints_.find(key); it != constraints_.end()) return it->second;
-    }
-    std::shared_ptr<const JsonConstraint> c;
-    if (key == "object") c = JsonConstraint::any_object(model_->tokenizer(), options);
-    else if (!force_tool && !r.grammar.empty()) c = JsonConstraint::from_grammar(r.grammar, model_->tokenizer(), options);
-    else c = JsonConstraint::from_schema(schema, model_->tokenizer(), options);
-    std::lock_guard lock(constraint_mu_);
-    if (constraints_.size() >= 32) constraints_.clear();
-    constraints_[key] = c;
-    return c;
+CancelCheck Server::cancel_check(const std::shared_ptr<Client>& client) {
+    return [this, client] {
+        if (!client->gone && client->probe.gone()) client->gone = true;
+        return client->gone || stopping_.load();
+    };
 }
 
-int Server::count_chat_prompt_tokens(const ChatRequest& r, const ChatOptions& co) const {
-    // The same rendering and tokenization Session::chat does, so an over-long conversation is
-    // refused with HTTP 400 before any response (or stream) starts.
-    const Tokenizer& tok = model_->tokenizer();
-    ChatTemplateOptions to;
-    to.add_generation_prompt = true;
-    to.enable_thinking = co.enable_thinking;
-    to.tools_json = co.tools_json;
-    to.extra_variables_json = co.extra_variables_json;
-    if (tok.bos() != kNoToken) to.bos_token = std::string(tok.token_text(tok.bos()));
-    if (tok.eos() != kNoToken) to.eos_token = std::string(tok.token_text(tok.eos()));
-    const std::string prompt = template_->render(r.messages, to);
-    const bool has_bos_text = to.bos_token && !to.bos_token->empty() && prompt.rfind(*to.bos_token, 0) == 0;
-    TokenizeOptions tko;
-    tko.add_special = !has_bos_text;
-    tko.parse_special = true;
-    return static_cast<int>(tok.tokenize(prompt, tko).size());
-}
-
-std::unique_ptr<SlotPool::Lease> Server::take_slot(const std::string& conversation, httplib::Response& res) {
-    std::unique_ptr<SlotPool::Lease> lease;
-    PeerProbe probe = probe_for_current_request(false);
-    switch (pool_->acquire(conversation, [&probe, this] { return stopping_.load() || probe.gone(); }, lease)) {
-        case SlotPool::Outcome::Acquired:
-            return lease;
-        case SlotPool::Outcome::QueueFull:
-            metrics_.rejected_busy();
-            send_error(res, 503,
-                       fmt::format("the server is busy: all {} slots are in use and {} requests are waiting",
-                                   pool_->size(), max_waiting_),
-                       "unavailable_error");
-            return nullptr;
-        case SlotPool::Outcome::Abandoned:
-            if (stopping_) {
-                send_shutting_down(res);
-                return nullptr;
-            }
-            send_error(res, 499, "the client closed the connection", "invalid_request_error");
-            return nullptr;
+template <class Request>
+bool Server::admit(const Request& request, std::optional<EngineTicket>& ticket, httplib::Response& res) {
+    try {
+        ticket.emplace(engine_->prepare(request));
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::NotLoaded) {
+            send_shutting_down(res);
+            return false;
+        }
+        // A template that fails to render is llama-server's "Failed to format input".
+        const std::string_view what = e.what();
+        if (what.rfind("chat template", 0) == 0) bad_request(res, std::string("Failed to format input: ") + e.what());
+        else if (e.code() == ErrorCode::InvalidArgument || e.code() == ErrorCode::Format) bad_request(res, e.what());
+        else send_error(res, 500, e.what(), "server_error");
+        return false;
     }
-    return nullptr;
-}
-
-int Server::cap_max_tokens(int& max_tokens, bool requested, int n_prompt) const {
-    const int room = n_ctx_ - n_prompt;
-    if (max_tokens <= room) return 0;
-    max_tokens = room;
-    return requested ? room : 0;
+    try {
+        ticket->wait_turn();
+        return true;
+    } catch (const Error& e) {
+        switch (e.code()) {
+            case ErrorCode::ContextOverflow:
+                send_json(res, 400, exceed_context_body(ticket->prompt_tokens(), ticket->context_length()));
+                break;
+            case ErrorCode::Busy:
+                metrics_.rejected_busy();
+                send_error(res, 503,
+                           fmt::format("the server is busy: all {} slots are in use and {} requests are waiting",
+                                       opt_.parallel, max_waiting_),
+                           "unavailable_error");
+                break;
+            case ErrorCode::Cancelled:
+            case ErrorCode::NotLoaded:
+                if (stopping_) send_shutting_down(res);
+                else send_error(res, 499, "the client closed the connection", "invalid_request_error");
+                break;
+            default: send_error(res, 500, e.what(), "server_error");
+        }
+        return false;
+    }
 }
 
 void Server::record(const GenerateResult& g, Clock::time_point start, bool cancelled) {
@@ -447,22 +413,19 @@ void Server::record(const GenerateResult& g, Clock::time_point start, bool cance
     if (cancelled) metrics_.cancelled();
 }
 
-/// The state of one streamed response, owned by the content provider.
-struct StreamCtx {
+/// What a chat or text completion answers with, shared by the streamed and the
+/// non-streamed paths.
+struct Completion {
     Server* server = nullptr;
-    std::unique_ptr<SlotPool::Lease> lease;
-    ConnectionInfo conn;
     bool chat = true;
-    ChatRequest chat_request;
-    ChatOptions chat_options;
-    CompletionRequest completion_request;
-    GenerateOptions generate_options;
-    bool parse_tools = false;
-    std::optional<Sampler> sampler;
+    bool parse_tools = false;   // chat: tools offered and tool_choice is not "none"
+    bool include_usage = true;  // chat: stream_options.include_usage
     int max_tokens_capped = 0;  // > 0: the request's max_tokens was lowered to this
     std::string id, model;
     std::time_t created = 0;
     Clock::time_point start;
+    std::shared_ptr<Client> client;
+    std::optional<EngineTicket> ticket;
 
     json chunk(json choice) const {
         return json{{"choices", json::array({std::move(choice)})},
@@ -479,24 +442,20 @@ struct StreamCtx {
         return json{{"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish ? json(finish) : json(nullptr)}};
     }
 
-    void run(httplib::DataSink& sink) {
-        Session& session = *lease->slot().session;
-        Watch watch(server->watchdog_, PeerProbe(conn.fd, conn.http11, true), &session);
-        bool alive = true;
+    /// The streamed response (runs in the content provider, on the request's thread).
+    void stream(httplib::DataSink& sink) {
+        client->probe.response_started();
         auto write = [&](const std::string& s) {
-            if (!alive) return false;
-            if (!sink.write(s.data(), s.size())) {
-                alive = false;
-                watch.mark_gone();
-            }
-            return alive;
+            if (client->gone) return false;
+            if (!sink.write(s.data(), s.size())) client->gone = true;  // the engine's check cancels it
+            return !client->gone;
         };
         if (chat) write(sse_event(chunk(chat_choice(json{{"role", "assistant"}, {"content", nullptr}}, nullptr))));
         ContentGate gate(parse_tools);
         int pieces = 0;
         bool refused = false;  // the callback stopped the generation (client gone or shutdown)
         auto on_piece = [&](const Piece& p) {
-            if (!alive || watch.gone()) {
+            if (client->gone || server->stopping_) {
                 refused = true;
                 return false;
             }
@@ -515,25 +474,15 @@ struct StreamCtx {
             return write(sse_event(chunk(chat_choice(std::move(delta), nullptr))));
         };
         try {
-            GenerateResult g;
-            bool has_tool_calls = false;
-            if (chat) {
-                ChatResult cr = session.chat(chat_request.messages, *sampler, chat_options, on_piece);
-                has_tool_calls = parse_tools && !cr.tool_calls.empty();
-                if (has_tool_calls) {
-                    write(sse_event(chunk(chat_choice(json{{"tool_calls", tool_calls_json(cr.tool_calls, true)}}, nullptr))));
-                } else if (const std::string rest = gate.finish(); !rest.empty()) {
-                    write(sse_event(chunk(chat_choice(json{{"content", rest}}, nullptr))));
-                }
-                g = std::move(cr.generation);
-            } else {
-                g = completion_request.prompt_is_tokens
-                        ? session.generate(std::span<const TokenId>(completion_request.prompt_tokens), *sampler,
-                                           generate_options, on_piece)
-                        : session.generate(completion_request.prompt_text, *sampler, generate_options, on_piece);
+            const EngineChatResult r = ticket->run(on_piece);
+            const GenerateResult& g = r.chat.generation;
+            const bool has_tool_calls = chat && parse_tools && !r.chat.tool_calls.empty();
+            if (has_tool_calls) {
+                write(sse_event(chunk(chat_choice(json{{"tool_calls", tool_calls_json(r.chat.tool_calls, true)}}, nullptr))));
+            } else if (const std::string rest = gate.finish(); chat && !rest.empty()) {
+                write(sse_event(chunk(chat_choice(json{{"content", rest}}, nullptr))));
             }
-            const bool cancelled = !alive || watch.gone();
-            server->record(g, start, cancelled);
+            server->record(g, start, client->gone);
             if (server->stopping_ && (g.finish_reason == FinishReason::Cancelled || refused)) {
                 // Cut by the shutdown: an error event, not a finish_reason that looks complete.
                 write(sse_event(error_body(503, "the server is shutting down", "unavailable_error")));
@@ -542,198 +491,135 @@ struct StreamCtx {
                 return;
             }
             const char* finish = finish_reason_name(g.finish_reason, has_tool_calls);
-            const bool usage = chat ? chat_request.include_usage : true;
             json last = chat ? chunk(chat_choice(json::object(), finish)) : chunk(text_choice("", finish));
-            if (usage && chat) {
+            if (include_usage && chat) {
                 write(sse_event(last));
                 last = chunk(json::object());
                 last["choices"] = json::array();
                 last["usage"] = usage_with_cap(g, max_tokens_capped);
-            } else if (usage) {
+            } else if (include_usage) {
                 last["usage"] = usage_with_cap(g, max_tokens_capped);
             }
             last["timings"] = timings_json(g);
             write(sse_event(last));
         } catch (const Error& e) {
-            const bool overflow = e.code() == ErrorCode::ContextOverflow;
-            write(sse_event(error_body(overflow || e.code() == ErrorCode::InvalidArgument ? 400 : 500, e.what(),
-                                       overflow || e.code() == ErrorCode::InvalidArgument ? "invalid_request_error"
-                                                                                          : "server_error")));
+            const bool bad = e.code() == ErrorCode::ContextOverflow || e.code() == ErrorCode::InvalidArgument;
+            write(sse_event(error_body(bad ? 400 : 500, e.what(), bad ? "invalid_request_error" : "server_error")));
         } catch (const std::exception& e) {
             write(sse_event(error_body(500, e.what(), "server_error")));
         }
         write(std::string(kSseDone));
         sink.done();
     }
+
+    /// The non-streamed response.
+    void answer(httplib::Response& res) {
+        EngineChatResult r;
+        try {
+            r = ticket->run();
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::ContextOverflow || e.code() == ErrorCode::InvalidArgument)
+                return bad_request(res, e.what());
+            return send_error(res, 500, e.what(), "server_error");
+        }
+        const GenerateResult& g = r.chat.generation;
+        server->record(g, start, client->gone);
+        if (server->stopping_ && g.finish_reason == FinishReason::Cancelled) return send_shutting_down(res);
+        if (client->gone) return send_error(res, 499, "the client closed the connection", "invalid_request_error");
+        json choice;
+        if (chat) {
+            const bool has_tool_calls = parse_tools && !r.chat.tool_calls.empty();
+            json message{{"role", "assistant"}, {"content", has_tool_calls ? content_before_tool_calls(g.text) : g.text}};
+            if (!g.reasoning.empty()) message["reasoning_content"] = g.reasoning;
+            if (has_tool_calls) message["tool_calls"] = tool_calls_json(r.chat.tool_calls, false);
+            choice = json{{"finish_reason", finish_reason_name(g.finish_reason, has_tool_calls)},
+                          {"index", 0},
+                          {"message", std::move(message)}};
+        } else {
+            choice = json{{"text", g.text},
+                          {"index", 0},
+                          {"logprobs", nullptr},
+                          {"finish_reason", finish_reason_name(g.finish_reason, false)}};
+        }
+        json body{
+            {"choices", json::array({std::move(choice)})},
+            {"created", created},
+            {"model", model},
+            {"system_fingerprint", kFingerprint},
+            {"object", chat ? "chat.completion" : "text_completion"},
+            {"usage", usage_with_cap(g, max_tokens_capped)},
+            {"id", id},
+            {"timings", timings_json(g)},
+        };
+        send_json(res, 200, body);
+    }
 };
 
-void start_stream(httplib::Response& res, std::shared_ptr<StreamCtx> ctx) {
+void start_stream(httplib::Response& res, std::shared_ptr<Completion> c) {
     res.status = 200;
     res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider("text/event-stream", [ctx](size_t, httplib::DataSink& sink) {
-        ctx->run(sink);
+    res.set_chunked_content_provider("text/event-stream", [c](size_t, httplib::DataSink& sink) {
+        c->stream(sink);
         return true;
     });
 }
 
+void Server::respond(const std::shared_ptr<Completion>& c, const char* id_prefix, const SamplingFields& sampling,
+                     const std::string& model, bool stream, httplib::Response& res) {
+    // usage.max_tokens_capped_to when the request asked for more than the context leaves.
+    if (sampling.max_tokens && *sampling.max_tokens > c->ticket->max_tokens()) c->max_tokens_capped = c->ticket->max_tokens();
+    c->id = id_prefix + random_string(32);
+    c->created = std::time(nullptr);
+    c->model = model.empty() ? model_id_ : model;
+    if (stream) return start_stream(res, c);
+    c->answer(res);
+}
+
 void Server::handle_chat(const httplib::Request& req, httplib::Response& res) {
-    const auto start = Clock::now();
-    auto ctx = std::make_shared<StreamCtx>();
-    ctx->server = this;
-    ctx->start = start;
-    ChatRequest& r = ctx->chat_request;
+    auto c = std::make_shared<Completion>();
+    c->server = this;
+    c->start = Clock::now();
+    ChatRequest r;
     try {
         r = parse_chat_request(req.body);
     } catch (const RequestError& e) {
         return bad_request(res, e.what());
     }
-    ChatOptions& co = ctx->chat_options;
-    co.generate.max_tokens = r.sampling.max_tokens.value_or(n_ctx_);
-    co.generate.stop = r.sampling.stop;
-    co.enable_thinking = r.enable_thinking;
-    co.extra_variables_json = r.extra_template_variables_json;
-    ctx->parse_tools = !r.tools_json.empty() && r.tool_choice != ToolChoice::None;
-    if (ctx->parse_tools) co.tools_json = r.tools_json;
-    co.parallel_tool_calls = r.parallel_tool_calls.value_or(true);
+    EngineChatRequest er;
     try {
-        co.generate.constraint = constraint_for(r);
+        er = engine_chat_request(r, n_ctx_, static_cast<uint32_t>(std::random_device{}()));
     } catch (const Error& e) {
         return bad_request(res, e.what());
     }
-    if (co.generate.constraint) {
-        // The constrained answer is the JSON itself: no think block, no stop strings.
-        co.enable_thinking = false;
-        co.generate.stop.clear();
-    }
-    int n_prompt = 0;
-    try {
-        n_prompt = count_chat_prompt_tokens(r, co);
-    } catch (const Error& e) {
-        return bad_request(res, std::string("Failed to format input: ") + e.what());
-    }
-    if (n_prompt >= n_ctx_) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
-    ctx->max_tokens_capped = cap_max_tokens(co.generate.max_tokens, r.sampling.max_tokens.has_value(), n_prompt);
-    try {
-        ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
-    } catch (const Error& e) {
-        return bad_request(res, e.what());
-    }
-    if (const ConnectionInfo* c = current_connection()) ctx->conn = *c;
-    ctx->lease = take_slot(r.conversation_id, res);
-    if (!ctx->lease) return;
-    ctx->id = "chatcmpl-" + random_string(32);
-    ctx->created = std::time(nullptr);
-    ctx->model = r.model.empty() ? model_id_ : r.model;
-    if (r.stream) return start_stream(res, ctx);
-
-    Session& session = *ctx->lease->slot().session;
-    Watch watch(watchdog_, probe_for_current_request(false), &session);
-    ChatResult cr;
-    try {
-        cr = session.chat(r.messages, *ctx->sampler, co);
-    } catch (const Error& e) {
-        if (e.code() == ErrorCode::ContextOverflow) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
-        if (e.code() == ErrorCode::InvalidArgument) return bad_request(res, e.what());
-        return send_error(res, 500, e.what(), "server_error");
-    }
-    const GenerateResult& g = cr.generation;
-    record(g, start, watch.gone());
-    if (stopping_ && g.finish_reason == FinishReason::Cancelled) return send_shutting_down(res);
-    if (watch.gone()) return send_error(res, 499, "the client closed the connection", "invalid_request_error");
-    const bool has_tool_calls = ctx->parse_tools && !cr.tool_calls.empty();
-    json message{{"role", "assistant"}, {"content", has_tool_calls ? content_before_tool_calls(g.text) : g.text}};
-    if (!g.reasoning.empty()) message["reasoning_content"] = g.reasoning;
-    if (has_tool_calls) message["tool_calls"] = tool_calls_json(cr.tool_calls, false);
-    json body{
-        {"choices", json::array({json{{"finish_reason", finish_reason_name(g.finish_reason, has_tool_calls)},
-                                      {"index", 0},
-                                      {"message", std::move(message)}}})},
-        {"created", ctx->created},
-        {"model", ctx->model},
-        {"system_fingerprint", kFingerprint},
-        {"object", "chat.completion"},
-        {"usage", usage_with_cap(g, ctx->max_tokens_capped)},
-        {"id", ctx->id},
-        {"timings", timings_json(g)},
-    };
-    send_json(res, 200, body);
+    c->client = std::make_shared<Client>();
+    er.cancelled = cancel_check(c->client);
+    c->parse_tools = parses_tools(r);
+    c->include_usage = r.include_usage;
+    if (!admit(er, c->ticket, res)) return;
+    respond(c, "chatcmpl-", r.sampling, r.model, r.stream, res);
 }
 
 void Server::handle_completion(const httplib::Request& req, httplib::Response& res) {
-    const auto start = Clock::now();
-    auto ctx = std::make_shared<StreamCtx>();
-    ctx->server = this;
-    ctx->start = start;
-    ctx->chat = false;
-    CompletionRequest& r = ctx->completion_request;
+    auto c = std::make_shared<Completion>();
+    c->server = this;
+    c->start = Clock::now();
+    c->chat = false;
+    CompletionRequest r;
     try {
         r = parse_completion_request(req.body);
     } catch (const RequestError& e) {
         return bad_request(res, e.what());
     }
-    GenerateOptions& go = ctx->generate_options;
-    go.max_tokens = r.sampling.max_tokens.value_or(n_ctx_);
-    go.stop = r.sampling.stop;
-    go.add_special = true;
-    go.parse_special = true;
-    const Tokenizer& tok = model_->tokenizer();
-    int n_prompt = 0;
-    if (r.prompt_is_tokens) {
-        for (int32_t t : r.prompt_tokens)
-            if (t < 0 || static_cast<size_t>(t) >= tok.vocab_size())
-                return bad_request(res, fmt::format("'prompt' contains token id {} outside the vocabulary [0, {})", t,
-                                                    tok.vocab_size()));
-        n_prompt = static_cast<int>(r.prompt_tokens.size());
-    } else {
-        TokenizeOptions to;
-        to.add_special = true;
-        to.parse_special = true;
-        n_prompt = static_cast<int>(tok.tokenize(r.prompt_text, to).size());
-        if (n_prompt == 0) return bad_request(res, "'prompt' is empty (no tokens)");
-    }
-    if (n_prompt >= n_ctx_) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
-    ctx->max_tokens_capped = cap_max_tokens(go.max_tokens, r.sampling.max_tokens.has_value(), n_prompt);
+    EngineTextRequest er;
     try {
-        ctx->sampler.emplace(r.sampling.sampler_options(static_cast<uint32_t>(std::random_device{}())));
+        er = engine_text_request(r, n_ctx_, static_cast<uint32_t>(std::random_device{}()));
     } catch (const Error& e) {
         return bad_request(res, e.what());
     }
-    if (const ConnectionInfo* c = current_connection()) ctx->conn = *c;
-    ctx->lease = take_slot(r.conversation_id, res);
-    if (!ctx->lease) return;
-    ctx->id = "cmpl-" + random_string(32);
-    ctx->created = std::time(nullptr);
-    ctx->model = r.model.empty() ? model_id_ : r.model;
-    if (r.stream) return start_stream(res, ctx);
-
-    Session& session = *ctx->lease->slot().session;
-    Watch watch(watchdog_, probe_for_current_request(false), &session);
-    GenerateResult g;
-    try {
-        g = r.prompt_is_tokens ? session.generate(std::span<const TokenId>(r.prompt_tokens), *ctx->sampler, go)
-                               : session.generate(r.prompt_text, *ctx->sampler, go);
-    } catch (const Error& e) {
-        if (e.code() == ErrorCode::ContextOverflow) return send_json(res, 400, exceed_context_body(n_prompt, n_ctx_));
-        if (e.code() == ErrorCode::InvalidArgument) return bad_request(res, e.what());
-        return send_error(res, 500, e.what(), "server_error");
-    }
-    record(g, start, watch.gone());
-    if (stopping_ && g.finish_reason == FinishReason::Cancelled) return send_shutting_down(res);
-    if (watch.gone()) return send_error(res, 499, "the client closed the connection", "invalid_request_error");
-    json body{
-        {"choices", json::array({json{{"text", g.text},
-                                      {"index", 0},
-                                      {"logprobs", nullptr},
-                                      {"finish_reason", finish_reason_name(g.finish_reason, false)}}})},
-        {"created", ctx->created},
-        {"model", ctx->model},
-        {"system_fingerprint", kFingerprint},
-        {"object", "text_completion"},
-        {"usage", usage_with_cap(g, ctx->max_tokens_capped)},
-        {"id", ctx->id},
-        {"timings", timings_json(g)},
-    };
-    send_json(res, 200, body);
+    c->client = std::make_shared<Client>();
+    er.cancelled = cancel_check(c->client);
+    if (!admit(er, c->ticket, res)) return;
+    respond(c, "cmpl-", r.sampling, r.model, r.stream, res);
 }
 
 void Server::handle_tokenize(const httplib::Request& req, httplib::Response& res) {

@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +54,15 @@ struct EngineOptions {
     /// 1 = serialized: waiting requests are admitted by priority (higher first), then
     /// arrival order. >= 1.
     int32_t max_concurrent = 1;
+    /// Requests that may wait for a turn; a request that cannot start when this many
+    /// already wait is refused at once with ErrorCode::Busy (a server answers 503). < 0: no bound.
+    int32_t max_queued = -1;
+    /// One-off requests (conversation_id "") leave their session as a spare, kept (within
+    /// max_conversations, spares evicted before conversations) for the next one-off
+    /// request, which takes the spare whose KV cache shares the longest prefix with its
+    /// prompt (llama-server's slot reuse: a repeated system prompt is not evaluated again).
+    /// false: each one-off request gets a fresh session that is freed after it.
+    bool keep_one_off_sessions = false;
     /// Watchdog: a running request that produced no token for this many seconds makes
     /// the engine Degraded ("stuck"). The prompt's evaluation counts as "no token", so
     /// set it above the longest prompt evaluation you expect. <= 0: no watchdog.
@@ -72,6 +83,12 @@ enum class ResponseFormat {
     Grammar,     ///< text the GBNF grammar EngineChatRequest::grammar derives (rule "root")
 };
 
+/// Polled on the request's thread while it waits for its turn (about every 10 ms) and
+/// after each token it generates; returning true cancels it: a waiting request leaves the
+/// queue (genie::Error Cancelled), a running one ends with FinishReason::Cancelled. For a
+/// front end's "the client went away" check. Must not call the engine.
+using CancelCheck = std::function<bool()>;
+
 /// One chat request to the engine.
 struct EngineChatRequest {
     /// The conversation this turn belongs to. Requests with the same id share a session
@@ -91,6 +108,20 @@ struct EngineChatRequest {
     std::string grammar;       ///< for ResponseFormat::Grammar
     /// Options of the JsonSchema / JsonObject constraint (e.g. tool_call_constraint_options()).
     JsonConstraintOptions constraint_options;
+    CancelCheck cancelled;  ///< optional: see CancelCheck
+};
+
+/// One text completion request: a raw prompt, no chat rendering (a server's /completion).
+struct EngineTextRequest {
+    std::string conversation_id;  ///< as EngineChatRequest::conversation_id
+    int32_t priority = 0;         ///< as EngineChatRequest::priority
+    /// The prompt text, tokenized with generate.add_special / parse_special.
+    std::string prompt;
+    /// The prompt as tokens; when not empty it is used instead of `prompt`.
+    std::vector<TokenId> prompt_tokens;
+    GenerateOptions generate;  ///< max tokens, stop strings, deadline, constraint ...
+    SamplerOptions sampler;    ///< a fresh sampler is made from these for the request
+    CancelCheck cancelled;     ///< optional: see CancelCheck
 };
 
 /// The outcome of Engine::chat.
@@ -116,6 +147,7 @@ struct EngineCounters {
     uint64_t requests = 0;          ///< chat requests admitted
     uint64_t failures = 0;          ///< requests that ended with an error
     uint64_t cancelled = 0;         ///< requests that ended with FinishReason::Cancelled
+    uint64_t rejected_busy = 0;     ///< requests refused with Busy (the queue was full)
     uint64_t prompt_tokens = 0;     ///< prompt tokens of finished requests
     uint64_t reused_tokens = 0;     ///< of those, found in a KV cache (not evaluated)
     uint64_t generated_tokens = 0;  ///< tokens generated (reasoning included)
@@ -151,6 +183,41 @@ struct EngineStatus {
     /// The longest time any running request has gone without producing a token
     /// (seconds; 0 when none runs).
     double seconds_since_token = 0;
+};
+
+/// A request prepared by Engine::prepare: its prompt rendered (chat) and tokenized for the
+/// serving model, its constraint built and its max_tokens lowered to the room the context
+/// leaves after the prompt. wait_turn() takes its turn, run() generates. Move-only; a
+/// ticket destroyed after wait_turn() without run() gives its turn back. Not thread-safe;
+/// must not outlive its Engine.
+class GENIE_API EngineTicket {
+public:
+    EngineTicket(EngineTicket&&) noexcept;
+    EngineTicket& operator=(EngineTicket&&) noexcept;
+    ~EngineTicket();
+
+    /// Tokens of the prompt (for the model the ticket was prepared on).
+    int32_t prompt_tokens() const noexcept;
+    /// Tokens per session: the prompt must leave room for at least one more.
+    int32_t context_length() const noexcept;
+    /// max_tokens in force (the request's, lowered to context_length() - prompt_tokens()).
+    int32_t max_tokens() const noexcept;
+
+    /// Checks that the prompt fits (ContextOverflow otherwise, before any waiting), then
+    /// waits for a turn (priority, then arrival). Throws Busy when the queue is full
+    /// (EngineOptions::max_queued), Cancelled when the request's CancelCheck fires while
+    /// it waits, NotLoaded when the model goes away. Returns at once when already admitted.
+    void wait_turn();
+    /// Generates on the calling thread (wait_turn() first if it was not called); on_piece
+    /// runs there. Once per ticket (InvalidArgument after). Throws what Engine::chat throws.
+    EngineChatResult run(const PieceCallback& on_piece = {});
+
+    struct State;
+
+private:
+    friend class Engine;
+    explicit EngineTicket(std::unique_ptr<State> state) noexcept;
+    std::unique_ptr<State> state_;
 };
 
 /// The in-process engine: owns at most one model and the sessions that run on it.
@@ -206,11 +273,25 @@ public:
     /// A consistent snapshot; cheap (no allocation beyond the strings), callable any time.
     EngineStatus status() const;
 
-    /// Runs a chat turn: waits for a turn (priority), then renders, generates and parses
-    /// like Session::chat on the conversation's session. `on_piece` runs on the calling
-    /// thread. Throws NotLoaded (no model / unloaded while waiting), OutOfMemory (KV
-    /// cache), ContextOverflow, InvalidArgument (bad request) and what Session::chat throws.
+    /// Runs a chat turn: renders the prompt (prepare_chat), waits for a turn (priority),
+    /// then generates and parses like Session::chat on the conversation's session.
+    /// `on_piece` runs on the calling thread. Throws NotLoaded (no model / unloaded while
+    /// waiting), Busy (the queue is full), Cancelled (the CancelCheck fired while it
+    /// waited), OutOfMemory (KV cache), ContextOverflow (before waiting), InvalidArgument
+    /// (bad request) and what Session::chat throws. = prepare(request).run(on_piece).
     EngineChatResult chat(const EngineChatRequest& request, const PieceCallback& on_piece = {});
+    /// A text completion: the raw prompt, no chat template (EngineChatResult::chat holds the
+    /// generation; no tool calls). Throws like chat().
+    EngineChatResult complete(const EngineTextRequest& request, const PieceCallback& on_piece = {});
+
+    /// Prepares a request without waiting for a turn, so a front end can refuse it (prompt
+    /// too long, queue full) before it answers anything. Throws NotLoaded, InvalidArgument
+    /// (bad request, a template that fails to render, a bad schema or grammar).
+    EngineTicket prepare(const EngineChatRequest& request);
+    EngineTicket prepare(const EngineTextRequest& request);
+
+    /// The serving model (a cheap handle that keeps it alive), nullopt when none.
+    std::optional<Model> model() const;
 
     /// Cancels the running request of a conversation (a waiting one is not affected).
     void cancel(std::string_view conversation_id) noexcept;

@@ -465,8 +465,9 @@ typedef struct genie_chat_request {
     const char *const *stop;
     size_t n_stop;
     /* Per-token idle timeout in ms (0 = none): when more than this passed between two
-     * pieces (for the first piece: since the call began, so it includes the prompt's
-     * evaluation) the call ends with finish TIMEOUT. */
+     * tokens (for the first token: since the call began, so it includes the prompt's
+     * evaluation; the callback's own time is not counted) the call ends with finish
+     * TIMEOUT. Enforced by the generation loop (C++ GenerateOptions::idle_timeout_s). */
     uint32_t idle_timeout_ms;
     /* Total deadline in ms from the call's start (0 = none): once passed, the call ends
      * with finish TIMEOUT. */

@@ -67,6 +67,14 @@ struct GenerateOptions {
     /// (InvalidArgument otherwise). The text is the raw output, so use it with no stop
     /// strings and split_reasoning off.
     std::shared_ptr<const JsonConstraint> constraint;
+    /// Time limit of the whole call in seconds, from its start (prompt evaluation included);
+    /// 0 = none. Checked after each token: once passed, generation ends with
+    /// FinishReason::Timeout (the token that found it is delivered).
+    double deadline_s = 0;
+    /// Longest time between two tokens in seconds (for the first token: since the call
+    /// began, so the prompt's evaluation counts); 0 = none. A longer gap ends generation
+    /// with FinishReason::Timeout after that token is delivered.
+    double idle_timeout_s = 0;
 };
 
 /// What a piece of output is.
@@ -89,6 +97,7 @@ enum class FinishReason {
     Stop,       ///< an end-of-generation token, or the callback returned false
     Length,     ///< max_tokens reached, or the context is full
     Cancelled,  ///< Session::cancel() was called
+    Timeout,    ///< GenerateOptions::deadline_s or idle_timeout_s passed
 };
 
 /// Milliseconds and rates of one generate call.
@@ -137,6 +146,31 @@ struct ChatResult {
     std::string prompt;              ///< the rendered prompt (for logs and tests)
 };
 
+/// A chat ready to generate from (prepare_chat): what every front end (Session::chat,
+/// Engine, genie-server, the C ABI, Python) generates from, so they all render alike.
+struct PreparedChat {
+    std::string prompt;            ///< the rendered prompt
+    /// Its tokens: BOS as the vocabulary asks unless the template wrote it (llama.cpp's
+    /// rule), control tokens written as text recognised.
+    std::vector<TokenId> tokens;
+    /// The prompt ends inside a "<think>" block the template opened itself (DeepSeek-R1,
+    /// QwQ): the answer starts as reasoning.
+    bool starts_in_reasoning = false;
+};
+
+/// Renders `messages` with the model's chat template (`tokenizer.chat_template`, parsed
+/// once per Model and shared by every caller; ChatML when the GGUF has none), with the
+/// vocabulary's BOS/EOS texts and ChatOptions' thinking switch, tools and extra variables.
+/// Throws Format/InvalidArgument for a template that fails to parse or render.
+GENIE_API std::string render_chat(const Model& model, std::span<const ChatMessage> messages,
+                                  const ChatOptions& options = {}, bool add_generation_prompt = true);
+
+/// Renders `messages` for the assistant's answer (render_chat with the generation prompt)
+/// and tokenizes the prompt. Throws like render_chat, InvalidArgument for a prompt of no
+/// tokens. Thread-safe (the Model is shared read-only).
+GENIE_API PreparedChat prepare_chat(const Model& model, std::span<const ChatMessage> messages,
+                                    const ChatOptions& options = {});
+
 /// One conversation: owns a KV cache and generates text. The cache persists between
 /// generate calls: a prompt that starts with what the cache holds (previous prompt +
 /// generated tokens) evaluates only the new suffix. Not thread-safe except cancel().
@@ -163,6 +197,10 @@ public:
     /// evaluates only its new tokens. Throws like generate, and Format/InvalidArgument
     /// for a template that fails to render.
     ChatResult chat(std::span<const ChatMessage> messages, Sampler& sampler, const ChatOptions& options = {},
+                    const PieceCallback& on_piece = {});
+    /// The same with a prompt prepare_chat made (with the same ChatOptions) for this
+    /// session's model: generates, splits reasoning and extracts tool calls.
+    ChatResult chat(const PreparedChat& prepared, Sampler& sampler, const ChatOptions& options = {},
                     const PieceCallback& on_piece = {});
 
     /// Evaluates `tokens` after what the cache holds (prefix reuse applies to the cache

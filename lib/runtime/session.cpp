@@ -84,6 +84,8 @@ struct Session::Impl {
     GenerateResult generate(std::span<const TokenId> prompt, Sampler& sampler, const GenerateOptions& opt,
                             const PieceCallback& on_piece, Clock::time_point start, bool start_in_reasoning = false) {
         if (opt.max_tokens < 0) throw Error(ErrorCode::InvalidArgument, "max_tokens must be >= 0");
+        if (!(opt.deadline_s >= 0) || !(opt.idle_timeout_s >= 0))
+            throw Error(ErrorCode::InvalidArgument, "deadline_s and idle_timeout_s must be >= 0 (0 = none)");
         cancel_requested.store(false);
         GenerateResult result;
         result.prompt_tokens = static_cast<int32_t>(prompt.size());
@@ -119,6 +121,18 @@ struct Session::Impl {
                 throw Error(ErrorCode::InvalidArgument, "the JSON constraint was built for another vocabulary");
             json.emplace(opt.constraint);
         }
+        // GenerateOptions::deadline_s / idle_timeout_s, checked after each delivered token.
+        const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.deadline_s));
+        const auto idle = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.idle_timeout_s));
+        Clock::time_point last_token = start;
+        // `arrived`: when the token was sampled (the time the callback takes is not idle time).
+        auto timed_out = [&](Clock::time_point arrived) {
+            const auto now = Clock::now();
+            const bool late =
+                (opt.deadline_s > 0 && now >= deadline) || (opt.idle_timeout_s > 0 && arrived - last_token > idle);
+            last_token = now;
+            return late;
+        };
         result.finish_reason = FinishReason::Length;
         for (int32_t i = 0; i < opt.max_tokens; ++i) {
             if (cancel_requested.load()) {
@@ -141,8 +155,13 @@ struct Session::Impl {
                 break;
             }
             result.tokens.push_back(next);
+            const auto arrived = Clock::now();
             if (!deliver(next, filter.push(detok.push(next)))) {
                 result.finish_reason = FinishReason::Stop;
+                break;
+            }
+            if (timed_out(arrived)) {
+                result.finish_reason = FinishReason::Timeout;
                 break;
             }
             if (i + 1 == opt.max_tokens) break;  // Length; the last token is not evaluated
@@ -169,6 +188,22 @@ struct Session::Impl {
             if (result.completion_tokens > 1 && result.timings.decode_ms > 0)
                 result.timings.decode_tokens_per_s = (result.completion_tokens - 1) / (result.timings.decode_ms / 1000.0);
         }
+        return result;
+    }
+
+    ChatResult chat(const PreparedChat& prepared, Sampler& sampler, const ChatOptions& options,
+                    const PieceCallback& on_piece, Clock::time_point start) {
+        ChatResult result;
+        result.prompt = prepared.prompt;
+        GenerateOptions go = options.generate;
+        // A constrained answer is the JSON itself: no think block is split off (ask for
+        // enable_thinking=false with a constraint so the template does not open one either).
+        go.split_reasoning = !go.constraint;
+        result.generation =
+            generate(prepared.tokens, sampler, go, on_piece, start, prepared.starts_in_reasoning && go.split_reasoning);
+        result.tool_calls = extract_tool_calls(result.generation.text);
+        if (!options.tools_json.empty())
+            result.rejected_tool_calls = check_tool_calls(result.tool_calls, options.tools_json, options.parallel_tool_calls);
         return result;
     }
 
@@ -203,35 +238,12 @@ GenerateResult Session::generate(std::span<const TokenId> prompt, Sampler& sampl
 ChatResult Session::chat(std::span<const ChatMessage> messages, Sampler& sampler, const ChatOptions& options,
                          const PieceCallback& on_piece) {
     const auto start = Clock::now();
-    const Model::Impl& m = impl_->model.impl();
-    const Tokenizer& tok = impl_->model.tokenizer();
-    const ChatTemplate& chat_template = m.chat_template();
-    ChatTemplateOptions to;
-    to.add_generation_prompt = true;
-    to.enable_thinking = options.enable_thinking;
-    to.tools_json = options.tools_json;
-    to.extra_variables_json = options.extra_variables_json;
-    if (tok.bos() != kNoToken) to.bos_token = std::string(tok.token_text(tok.bos()));
-    if (tok.eos() != kNoToken) to.eos_token = std::string(tok.token_text(tok.eos()));
-    ChatResult result;
-    result.prompt = chat_template.render(messages, to);
-    // BOS as the vocabulary asks, unless the template already wrote it (llama.cpp's rule).
-    const bool has_bos_text = to.bos_token && !to.bos_token->empty() && result.prompt.rfind(*to.bos_token, 0) == 0;
-    const std::vector<TokenId> tokens =
-        impl_->tokenize_prompt(result.prompt, options.generate.add_special && !has_bos_text, true);
-    // A template that opens the think block itself (DeepSeek-R1, QwQ) starts in reasoning.
-    std::string_view tail(result.prompt);
-    while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.remove_suffix(1);
-    const bool opened = tail.size() >= 7 && tail.substr(tail.size() - 7) == "<think>";
-    GenerateOptions go = options.generate;
-    // A constrained answer is the JSON itself: no think block is split off (ask for
-    // enable_thinking=false with a constraint so the template does not open one either).
-    go.split_reasoning = !go.constraint;
-    result.generation = impl_->generate(tokens, sampler, go, on_piece, start, opened && go.split_reasoning);
-    result.tool_calls = extract_tool_calls(result.generation.text);
-    if (!options.tools_json.empty())
-        result.rejected_tool_calls = check_tool_calls(result.tool_calls, options.tools_json, options.parallel_tool_calls);
-    return result;
+    return impl_->chat(prepare_chat(impl_->model, messages, options), sampler, options, on_piece, start);
+}
+
+ChatResult Session::chat(const PreparedChat& prepared, Sampler& sampler, const ChatOptions& options,
+                         const PieceCallback& on_piece) {
+    return impl_->chat(prepared, sampler, options, on_piece, Clock::now());
 }
 
 std::span<const float> Session::evaluate(std::span<const TokenId> tokens) {

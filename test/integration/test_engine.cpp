@@ -1,6 +1,7 @@
 // genie::Engine on the fixture models: background load with progress, bad file -> FAILED,
 // unload frees (RSS), swap under a running request, status under concurrent requests,
-// priority admission, the watchdog, out-of-memory health, warm turns, trim.
+// priority admission, the watchdog, out-of-memory health, warm turns, trim, the bounded
+// queue (Busy), cancellation while waiting and running, text completions, spare sessions.
 #include "support/test_support.hpp"
 
 #include <genie/engine.hpp>
@@ -582,4 +583,145 @@ TEST_CASE("engine: calls from a piece callback that would deadlock are refused",
     });
     CHECK(code == ErrorCode::Busy);
     CHECK(engine.status().state == EngineState::Ready);
+}
+
+TEST_CASE("engine: a full queue answers Busy at once, a request that gives up while waiting is removed", "[engine]") {
+    EngineOptions o = small_engine();
+    o.max_queued = 1;
+    Engine engine(o);
+    engine.load(fixture("qwen3-tiny-q4_0"));
+    engine.wait();
+    Gate gate;
+    Runner runner{engine, gate, {}, {}};
+    std::thread first([&] { runner.run("first", 0); });
+    REQUIRE(eventually([&] { return gate.count() == 1; }));
+
+    // A waiting request whose client leaves: it leaves the queue with Cancelled, never runs.
+    std::atomic<bool> client_gone{false};
+    std::atomic<int> cancelled{0};
+    std::thread leaver([&] {
+        EngineChatRequest r = request(engine, "leaver", {msg("user", "x")});
+        r.cancelled = [&] { return client_gone.load(); };
+        try {
+            engine.chat(r);
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::Cancelled) ++cancelled;
+        }
+    });
+    REQUIRE(eventually([&] { return engine.status().queued_requests == 1; }));
+    // The queue holds one: the next request is refused at once, before it waits.
+    try {
+        engine.chat(request(engine, "third", {msg("user", "y")}));
+        FAIL("a request beyond max_queued should be refused");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::Busy);
+    }
+    client_gone = true;
+    leaver.join();
+    CHECK(cancelled == 1);
+    EngineStatus s = engine.status();
+    CHECK(s.queued_requests == 0);
+    CHECK(s.counters.requests == 1);  // only "first" ran
+    CHECK(s.counters.rejected_busy == 1);
+    gate.release();
+    first.join();
+    // The engine keeps serving.
+    CHECK(engine.chat(request(engine, "after", {msg("user", "z")}, 2)).chat.generation.completion_tokens == 2);
+    CHECK(engine.status().counters.requests == 2);
+}
+
+TEST_CASE("engine: a running request's CancelCheck cancels it within a token", "[engine]") {
+    Engine engine(small_engine());
+    engine.load(fixture("qwen3-tiny-q4_0"));
+    engine.wait();
+    EngineChatRequest r = request(engine, "", {msg("user", "long")}, 100);
+    std::atomic<int> checks{0};
+    r.cancelled = [&] { return ++checks > 3; };
+    const EngineChatResult result = engine.chat(r);
+    CHECK(result.chat.generation.finish_reason == FinishReason::Cancelled);
+    CHECK(result.chat.generation.completion_tokens < 10);
+    CHECK(engine.status().counters.cancelled == 1);
+}
+
+TEST_CASE("engine: text completions, the prompt check before waiting and the max_tokens cap", "[engine]") {
+    Engine engine(small_engine());  // 256 tokens of context
+    engine.load(fixture("qwen3-tiny-q4_0"));
+    engine.wait();
+    EngineTextRequest t;
+    t.prompt = "Once upon a time";
+    t.generate.max_tokens = 6;
+    t.sampler = text_only_sampler(engine);
+    const EngineChatResult r = engine.complete(t);
+    CHECK(r.chat.prompt == t.prompt);
+    CHECK(r.chat.generation.completion_tokens == 6);
+    CHECK(r.chat.tool_calls.empty());
+    // The same as a Session generating from the same prompt (no chat template applied).
+    const Model model = *engine.model();
+    SessionOptions so;
+    so.context_length = 256;
+    so.threads = 1;
+    Session session(model, so);
+    Sampler sampler(t.sampler);
+    CHECK(session.generate(t.prompt, sampler, t.generate).tokens == r.chat.generation.tokens);
+    // Prompt tokens instead of text.
+    EngineTextRequest by_tokens = t;
+    by_tokens.prompt.clear();
+    TokenizeOptions to;
+    to.add_special = true;
+    to.parse_special = true;
+    by_tokens.prompt_tokens = model.tokenizer().tokenize(t.prompt, to);
+    CHECK(engine.complete(by_tokens).chat.generation.tokens == r.chat.generation.tokens);
+    by_tokens.prompt_tokens = {static_cast<TokenId>(model.tokenizer().vocab_size())};
+    CHECK_THROWS_AS(engine.prepare(by_tokens), Error);
+
+    // A prompt over the context is refused before it waits; its size is known.
+    EngineTextRequest long_prompt = t;
+    long_prompt.prompt.clear();
+    for (int i = 0; i < 300; ++i) long_prompt.prompt += " hello";
+    EngineTicket ticket = engine.prepare(long_prompt);
+    CHECK(ticket.prompt_tokens() > 256);
+    CHECK(ticket.context_length() == 256);
+    try {
+        ticket.wait_turn();
+        FAIL("the prompt does not fit");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::ContextOverflow);
+    }
+    CHECK(engine.status().active_requests == 0);
+    // max_tokens is lowered to what the context leaves after the prompt.
+    EngineTextRequest big = t;
+    big.generate.max_tokens = 1'000'000;
+    EngineTicket capped = engine.prepare(big);
+    CHECK(capped.max_tokens() == 256 - capped.prompt_tokens());
+    capped.wait_turn();
+    CHECK(engine.status().active_requests == 1);  // the ticket holds its turn ...
+    { EngineTicket gone = std::move(capped); }   // ... until it is dropped unrun
+    CHECK(engine.status().active_requests == 0);
+}
+
+TEST_CASE("engine: one-off requests reuse a spare session by prompt prefix", "[engine]") {
+    EngineOptions o = small_engine();
+    o.session.context_length = 512;
+    o.keep_one_off_sessions = true;
+    o.max_conversations = 2;
+    Engine engine(o);
+    engine.load(fixture("qwen3-tiny-q4_0"));
+    engine.wait();
+    std::string system = "You are a helpful voice assistant.";
+    for (int i = 0; i < 10; ++i) system += " Answer briefly.";
+    const EngineChatResult a = engine.chat(request(engine, "", {msg("system", system), msg("user", "Hi")}, 2));
+    CHECK(a.reused_tokens == 0);
+    EngineStatus s = engine.status();
+    CHECK(s.conversations == 0);  // a spare is not a conversation ...
+    CHECK(s.memory.kv > 0);       // ... but keeps its KV cache
+    const EngineChatResult b = engine.chat(request(engine, "", {msg("system", system), msg("user", "Bye")}, 2));
+    CHECK(b.warm);
+    CHECK(b.reused_tokens > 40);
+    // Conversations take the room of spares first; trim frees spares too.
+    engine.chat(request(engine, "x", {msg("user", "1")}, 1));
+    engine.chat(request(engine, "y", {msg("user", "2")}, 1));
+    CHECK(engine.status().conversations == 2);
+    CHECK(engine.status().memory.kv == 2 * s.memory.kv);  // the spare went first
+    engine.trim();
+    CHECK(engine.status().memory.kv == 0);
 }
