@@ -1,6 +1,7 @@
 // Engine: one model's lifecycle (background load, swap, unload), admission of chat
 // requests by priority, warm conversations (a kept Session per conversation id, LRU),
 // memory accounting, and health with a watchdog thread. docs/engine.md.
+#include "core/system_memory.hpp"
 #include "model/model_impl.hpp"
 
 #include <genie/constraint.hpp>
@@ -66,19 +67,6 @@ uint64_t process_rss() {
     if (!(in >> size >> resident)) return 0;
     const long page = sysconf(_SC_PAGESIZE);
     return resident * static_cast<uint64_t>(page > 0 ? page : 4096);
-}
-
-/// MemAvailable of /proc/meminfo in bytes, or nullopt when unknown.
-std::optional<uint64_t> memory_available() {
-    std::ifstream in("/proc/meminfo");
-    std::string key;
-    uint64_t value = 0;
-    std::string unit;
-    while (in >> key >> value) {
-        std::getline(in, unit);
-        if (key == "MemAvailable:") return value * 1024;
-    }
-    return std::nullopt;
 }
 
 /// Gives freed heap pages back to the OS (glibc keeps them otherwise).
@@ -325,12 +313,12 @@ struct Engine::Impl {
             const ModelInfo& info = turn.model.info();
             const double element = so.kv_type == KvType::F32 ? 4.0 : so.kv_type == KvType::F16 ? 2.0 : 34.0 / 32.0;
             const double need = 2.0 * info.n_layer * static_cast<double>(turn.ctx) * info.n_head_kv * info.head_dim * element;
-            const std::optional<uint64_t> avail = memory_available();
-            if (avail && need > static_cast<double>(*avail))
+            const uint64_t avail = core::read_system_memory().usable();  // 0: unknown
+            if (avail > 0 && need > static_cast<double>(avail))
                 throw Error(ErrorCode::OutOfMemory,
                             fmt::format("a KV cache of {} tokens needs {:.0f} bytes but only {} bytes are available; "
                                         "lower the context limit or trim()",
-                                        turn.ctx, need, *avail));
+                                        turn.ctx, need, avail));
         }
         auto session = std::make_unique<Session>(turn.model, so);
         std::lock_guard<std::mutex> lk(mu);
