@@ -5,7 +5,6 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
-#include <vector>
 
 namespace genie::core {
 
