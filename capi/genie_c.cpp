@@ -1,258 +1,35 @@
-// The C ABI: extern "C" wrappers over the C++ API (include/genie/genie.h). Every body
-// that can fail runs inside guarded(): one try/catch that turns any exception
-// (genie::Error, std::bad_alloc, anything else) into a status and a thread-local
-// message, so nothing ever unwinds into C.
+// The C ABI's library, model, sampler and session entry points (include/genie/genie.h).
+// Every body that can fail runs inside guarded() (capi/guard.hpp): one try/catch that
+// turns any exception (genie::Error, std::bad_alloc, anything else) into a status and a
+// thread-local message, so nothing ever unwinds into C.
+#include "chat_convert.hpp"
+#include "convert.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
 #include <genie/chat.hpp>
-#include <genie/constraint.hpp>
-#include <genie/error.hpp>
-#include <genie/genie.h>
-#include <genie/model.hpp>
-#include <genie/sampler.hpp>
-#include <genie/session.hpp>
-#include <genie/tokenizer.hpp>
 #include <genie/version.h>
 
-#include "chat_convert.hpp"
-
-#include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <new>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-// ---- handles ----------------------------------------------------------------------
-// Each handle starts with a tag so a NULL, freed or wrong-type pointer to readable
-// memory is reported as INVALID_ARGUMENT instead of being used.
-namespace {
-constexpr uint64_t kModelTag = 0x67656e69654d444cULL;    // "genieMDL"
-constexpr uint64_t kSessionTag = 0x67656e6965534553ULL;  // "genieSES"
-constexpr uint64_t kSamplerTag = 0x67656e696553414dULL;  // "genieSAM"
-constexpr uint64_t kFreedTag = 0xdeadbeefdeadbeefULL;
-}  // namespace
-
-struct genie_model {
-    uint64_t tag = kModelTag;
-    genie::Model model;
-    std::string chat_template;  // tokenizer.chat_template, "" when absent
-};
-
-struct genie_sampler {
-    uint64_t tag = kSamplerTag;
-    genie::Sampler sampler;
-    std::atomic<bool> busy{false};
-};
-
-struct genie_session {
-    uint64_t tag = kSessionTag;
-    genie::Session session;
-    std::atomic<bool> busy{false};
-    // genie_session_chat's JSON constraints, built once (building one walks the vocabulary).
-    // Only the call holding `busy` touches them.
-    std::shared_ptr<const genie::JsonConstraint> any_object{};
-    std::string schema_text{};
-    std::shared_ptr<const genie::JsonConstraint> schema{};
-};
-
 namespace {
 
-using genie::Error;
-using genie::ErrorCode;
-
-thread_local std::string g_last_error;
-
-// ---- logging ----------------------------------------------------------------------
-std::mutex g_log_mutex;
-genie_log_callback g_log_callback = nullptr;
-void* g_log_user = nullptr;
-
-void log_message(genie_log_level level, const char* message) noexcept {
-    try {
-        std::lock_guard<std::mutex> lock(g_log_mutex);
-        if (g_log_callback) g_log_callback(g_log_user, level, message);
-    } catch (...) {
-        // A log sink must never turn a call into a failure.
-    }
-}
-
-genie_status fail(const char* function, genie_status status, std::string_view message) noexcept {
-    try {
-        g_last_error.assign(function);
-        g_last_error.append(": ");
-        g_last_error.append(message);
-    } catch (...) {
-        // No memory for the message: keep what fits in the existing capacity.
-        g_last_error.clear();
-    }
-    log_message(GENIE_LOG_ERROR, g_last_error.c_str());
-    return status;
-}
-
-// Runs `body`; any exception becomes a status and the thread's last-error message.
-template <class Body>
-genie_status guarded(const char* function, Body&& body) noexcept {
-    try {
-        body();
-        return GENIE_OK;
-    } catch (const Error& e) {
-        const auto status = static_cast<genie_status>(e.code());
-        return fail(function, status == GENIE_OK ? GENIE_INTERNAL : status, e.what());
-    } catch (const std::bad_alloc&) {
-        return fail(function, GENIE_OUT_OF_MEMORY, "out of memory");
-    } catch (const std::exception& e) {
-        return fail(function, GENIE_INTERNAL, std::string("unexpected exception: ") + e.what());
-    } catch (...) {
-        return fail(function, GENIE_INTERNAL, "unexpected exception of unknown type");
-    }
-}
-
-[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorCode::InvalidArgument, message); }
-
-void require(bool ok, const char* what) {
-    if (!ok) invalid(what);
-}
-
-template <class T>
-void require_out(T* out, const char* name) {
-    if (!out) invalid(std::string(name) + " must not be NULL");
-}
-
-genie_model* check(genie_model* h) {
-    if (!h || h->tag != kModelTag) invalid("model is NULL or not a live genie_model");
-    return h;
-}
-const genie_model* check(const genie_model* h) { return check(const_cast<genie_model*>(h)); }
-genie_session* check(genie_session* h) {
-    if (!h || h->tag != kSessionTag) invalid("session is NULL or not a live genie_session");
-    return h;
-}
-const genie_session* check(const genie_session* h) { return check(const_cast<genie_session*>(h)); }
-genie_sampler* check(genie_sampler* h) {
-    if (!h || h->tag != kSamplerTag) invalid("sampler is NULL or not a live genie_sampler");
-    return h;
-}
-
-// A versioned struct: version 1..current.
-void check_version(unsigned int version, unsigned int current, const char* name) {
-    if (version == 0 || version > current)
-        invalid(std::string(name) + ": version " + std::to_string(version) + " is not supported (this library knows 1.." +
-                std::to_string(current) + "; initialise it with the _INIT macro or _init function)");
-}
-
-std::string_view text_arg(const char* text, size_t len, const char* name) {
-    if (!text && len != 0) invalid(std::string(name) + " is NULL but its length is not 0");
-    return text ? std::string_view(text, len) : std::string_view();
-}
-
-// Marks a session (and sampler) in use for the duration of one call.
-class BusyGuard {
-public:
-    BusyGuard() = default;
-    BusyGuard(const BusyGuard&) = delete;
-    BusyGuard& operator=(const BusyGuard&) = delete;
-    void acquire(std::atomic<bool>& flag, const char* what) {
-        bool expected = false;
-        if (!flag.compare_exchange_strong(expected, true))
-            throw Error(ErrorCode::Busy, std::string(what) + " is in use by another call");
-        flags_.push_back(&flag);
-    }
-    ~BusyGuard() {
-        for (auto* f : flags_) f->store(false);
-    }
-
-private:
-    std::vector<std::atomic<bool>*> flags_;
-};
-
-char* copy_string(std::string_view text) {
-    char* out = static_cast<char*>(std::malloc(text.size() + 1));
-    if (!out) throw std::bad_alloc();
-    if (!text.empty()) std::memcpy(out, text.data(), text.size());
-    out[text.size()] = '\0';
-    return out;
-}
-
-genie_token* copy_tokens(std::span<const genie::TokenId> tokens) {
-    if (tokens.empty()) return nullptr;
-    auto* out = static_cast<genie_token*>(std::malloc(tokens.size() * sizeof(genie_token)));
-    if (!out) throw std::bad_alloc();
-    std::memcpy(out, tokens.data(), tokens.size() * sizeof(genie_token));
-    return out;
-}
-
-
-genie::GenerateOptions generate_options(const genie_generate_options* opts) {
-    genie_generate_options o = GENIE_GENERATE_OPTIONS_INIT;
-    if (opts) {
-        check_version(opts->version, GENIE_GENERATE_OPTIONS_VERSION, "genie_generate_options");
-        o = *opts;
-    }
-    genie::GenerateOptions g;
-    g.max_tokens = o.max_tokens;
-    g.stop_on_eog = o.stop_on_eog != 0;
-    g.add_special = o.add_special != 0;
-    g.parse_special = o.parse_special != 0;
-    if (o.n_stop != 0 && !o.stop) invalid("stop is NULL but n_stop is not 0");
-    for (size_t i = 0; i < o.n_stop; ++i) {
-        if (!o.stop[i]) invalid("stop[" + std::to_string(i) + "] is NULL");
-        g.stop.emplace_back(o.stop[i]);
-    }
-    return g;
-}
-
-genie_finish_reason to_c(genie::FinishReason reason) {
-    switch (reason) {
-        case genie::FinishReason::Stop: return GENIE_FINISH_STOP;
-        case genie::FinishReason::Length: return GENIE_FINISH_LENGTH;
-        case genie::FinishReason::Cancelled: return GENIE_FINISH_CANCELLED;
-        case genie::FinishReason::Timeout: return GENIE_FINISH_TIMEOUT;
-    }
-    return GENIE_FINISH_ERROR;
-}
-
-void fill_result(genie_generate_result* out, const genie::GenerateResult& r) {
-    char* text = copy_string(r.text);
-    genie_token* tokens = nullptr;
-    try {
-        tokens = copy_tokens(r.tokens);
-    } catch (...) {
-        std::free(text);
-        throw;
-    }
-    out->text = text;
-    out->text_len = r.text.size();
-    out->tokens = tokens;
-    out->n_tokens = r.tokens.size();
-    out->finish_reason = to_c(r.finish_reason);
-    out->prompt_tokens = r.prompt_tokens;
-    out->reused_prompt_tokens = r.reused_prompt_tokens;
-    out->completion_tokens = r.completion_tokens;
-    out->load_ms = r.timings.load_ms;
-    out->prompt_eval_ms = r.timings.prompt_eval_ms;
-    out->time_to_first_token_ms = r.timings.time_to_first_token_ms;
-    out->decode_ms = r.timings.decode_ms;
-    out->prompt_tokens_per_s = r.timings.prompt_tokens_per_s;
-    out->decode_tokens_per_s = r.timings.decode_tokens_per_s;
-}
+using namespace genie::capi;
 
 // The shared part of the three generate entry points: validates, marks the session and
 // sampler busy, runs `run(session, sampler, options, callback)` and fills `out`.
 template <class Run>
 void generate_common(genie_generate_result* out, genie_session* session, genie_sampler* sampler,
                      const genie_generate_options* opts, genie_generate_callback callback, void* user, Run&& run) {
-    if (out) {
-        check_version(out->version, GENIE_GENERATE_RESULT_VERSION, "genie_generate_result");
-        genie_generate_result_clear(out);
-        out->finish_reason = GENIE_FINISH_ERROR;
-    }
+    begin_generate_result(out);
     check(session);
     check(sampler);
-    const genie::GenerateOptions options = generate_options(opts);
+    const genie::GenerateOptions options = generate_options_from_c(opts);
     BusyGuard guard;
     guard.acquire(session->busy, "the session");
     guard.acquire(sampler->busy, "the sampler");
@@ -263,15 +40,16 @@ void generate_common(genie_generate_result* out, genie_session* session, genie_s
         };
     }
     const genie::GenerateResult result = run(session->session, sampler->sampler, options, on_piece);
-    if (out) fill_result(out, result);
+    if (out) fill_generate_result(out, result);
 }
 
+
 std::vector<genie::ChatMessage> to_messages(const genie_chat_message* messages, size_t count) {
-    if (!messages && count != 0) invalid("messages is NULL but count is not 0");
+    if (!messages && count != 0) invalid_arg("messages is NULL but count is not 0");
     std::vector<genie::ChatMessage> out;
     out.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-        if (!messages[i].role) invalid("messages[" + std::to_string(i) + "].role is NULL");
+        if (!messages[i].role) invalid_arg("messages[" + std::to_string(i) + "].role is NULL");
         genie::ChatMessage m;
         m.role = messages[i].role;
         if (messages[i].content) m.content = std::string(messages[i].content);
@@ -288,21 +66,6 @@ std::string render_chat(const genie_model* model, const genie_chat_message* mess
 
 }  // namespace
 
-// The last-error slot and log sink, for the other C ABI files (capi/chat_convert.hpp).
-namespace genie::capi {
-genie_status fail_call(const char* function, genie_status status, std::string_view message) noexcept {
-    return fail(function, status, message);
-}
-void log_info(const char* message) noexcept { log_message(GENIE_LOG_INFO, message); }
-/// The C++ session behind a handle (InvalidArgument for NULL or a non-session pointer) and
-/// its busy flag (capi/genie_kv_c.cpp).
-genie::Session& session_for_call(genie_session* session, std::atomic<bool>*& busy) {
-    genie_session* s = check(session);
-    busy = &s->busy;
-    return s->session;
-}
-}  // namespace genie::capi
-
 extern "C" {
 
 // ---- library --------------------------------------------------------------------------
@@ -315,16 +78,12 @@ const char* genie_status_name(genie_status status) {
     return genie::error_code_name(static_cast<genie::ErrorCode>(status));
 }
 
-const char* genie_last_error(void) { return g_last_error.c_str(); }
+const char* genie_last_error(void) { return last_error(); }
 
-void genie_error_clear(void) { g_last_error.clear(); }
+void genie_error_clear(void) { clear_last_error(); }
 
 genie_status genie_log_set(genie_log_callback callback, void* user) {
-    return guarded(__func__, [&] {
-        std::lock_guard<std::mutex> lock(g_log_mutex);
-        g_log_callback = callback;
-        g_log_user = user;
-    });
+    return guarded(__func__, [&] { set_log_sink(callback, user); });
 }
 
 void genie_string_free(char* text) { std::free(text); }
@@ -335,7 +94,7 @@ void genie_tokens_free(genie_token* tokens) { std::free(tokens); }
 
 genie_status genie_model_options_init(genie_model_options* opts, unsigned int version) {
     return guarded(__func__, [&] {
-        require_out(opts, "opts");
+        require_not_null(opts, "opts");
         check_version(version, GENIE_MODEL_OPTIONS_VERSION, "genie_model_options");
         const genie_model_options defaults = GENIE_MODEL_OPTIONS_INIT;
         // Write only the fields of `version`: an older caller's struct is shorter.
@@ -351,43 +110,34 @@ genie_status genie_model_options_init(genie_model_options* opts, unsigned int ve
 
 genie_status genie_model_load(genie_model** out, const char* path, const genie_model_options* opts) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         *out = nullptr;
-        require(path != nullptr, "path must not be NULL");
+        require_not_null(path, "path");
         genie::ModelOptions options;
         if (opts) {
             check_version(opts->version, GENIE_MODEL_OPTIONS_VERSION, "genie_model_options");
-            switch (const int backend = genie::capi::enum_field(opts->backend)) {
-                case GENIE_BACKEND_AUTO: options.backend = genie::BackendKind::Auto; break;
-                case GENIE_BACKEND_CPU: options.backend = genie::BackendKind::Cpu; break;
-                case GENIE_BACKEND_CUDA: options.backend = genie::BackendKind::Cuda; break;
-                default: invalid("unknown backend " + std::to_string(backend));
-            }
+            options.backend = backend_from_c(enum_field(opts->backend));
             if (opts->version >= 2) {
                 if (opts->use_mmap != 0 && opts->use_mmap != 1)
-                    invalid("use_mmap must be 0 or 1, not " + std::to_string(opts->use_mmap));
+                    invalid_arg("use_mmap must be 0 or 1, not " + std::to_string(opts->use_mmap));
                 options.use_mmap = opts->use_mmap == 1;
                 options.memory_budget_bytes = opts->memory_budget_bytes;
             }
         }
         genie::Model model = genie::Model::load(path, options);
         std::string chat_template = model.chat_template();
-        *out = new genie_model{kModelTag, std::move(model), std::move(chat_template)};
+        *out = new genie_model{genie_model::kTag, std::move(model), std::move(chat_template)};
         const std::string message = std::string("loaded '") + path + "' (" + (*out)->model.info().architecture +
                                     ") in " + std::to_string((*out)->model.load_time_ms()) + " ms";
         log_message(GENIE_LOG_INFO, message.c_str());
     });
 }
 
-void genie_model_free(genie_model* model) {
-    if (!model || model->tag != kModelTag) return;
-    model->tag = kFreedTag;
-    delete model;
-}
+void genie_model_free(genie_model* model) { destroy(model); }
 
 genie_status genie_model_get_info(genie_model_info* out, const genie_model* model) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         check_version(out->version, GENIE_MODEL_INFO_VERSION, "genie_model_info");
         check(model);
         const genie::ModelInfo& info = model->model.info();
@@ -414,7 +164,7 @@ genie_status genie_model_get_info(genie_model_info* out, const genie_model* mode
 
 genie_status genie_model_token_is_eog(int* out, const genie_model* model, genie_token token) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         *out = 0;
         check(model);
         *out = model->model.tokenizer().is_eog(token) ? 1 : 0;
@@ -423,7 +173,7 @@ genie_status genie_model_token_is_eog(int* out, const genie_model* model, genie_
 
 genie_status genie_model_chat_template(const char** out, const genie_model* model) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         *out = nullptr;
         check(model);
         *out = model->chat_template.c_str();
@@ -433,14 +183,14 @@ genie_status genie_model_chat_template(const char** out, const genie_model* mode
 genie_status genie_model_tokenize(genie_token** out_tokens, size_t* out_count, const genie_model* model,
                                   const char* text, size_t text_len, unsigned int flags) {
     return guarded(__func__, [&] {
-        require_out(out_tokens, "out_tokens");
+        require_not_null(out_tokens, "out_tokens");
         *out_tokens = nullptr;
-        require_out(out_count, "out_count");
+        require_not_null(out_count, "out_count");
         *out_count = 0;
         check(model);
         const std::string_view input = text_arg(text, text_len, "text");
         if (flags & ~(GENIE_TOKENIZE_ADD_SPECIAL | GENIE_TOKENIZE_PARSE_SPECIAL))
-            invalid("unknown tokenize flags " + std::to_string(flags));
+            invalid_arg("unknown tokenize flags " + std::to_string(flags));
         genie::TokenizeOptions options;
         options.add_special = (flags & GENIE_TOKENIZE_ADD_SPECIAL) != 0;
         options.parse_special = (flags & GENIE_TOKENIZE_PARSE_SPECIAL) != 0;
@@ -453,13 +203,13 @@ genie_status genie_model_tokenize(genie_token** out_tokens, size_t* out_count, c
 genie_status genie_model_detokenize(char** out_text, size_t* out_len, const genie_model* model,
                                     const genie_token* tokens, size_t count, unsigned int flags) {
     return guarded(__func__, [&] {
-        require_out(out_text, "out_text");
+        require_not_null(out_text, "out_text");
         *out_text = nullptr;
         if (out_len) *out_len = 0;
         check(model);
-        if (!tokens && count != 0) invalid("tokens is NULL but count is not 0");
+        if (!tokens && count != 0) invalid_arg("tokens is NULL but count is not 0");
         if (flags & ~(GENIE_DETOKENIZE_REMOVE_SPECIAL | GENIE_DETOKENIZE_RENDER_SPECIAL))
-            invalid("unknown detokenize flags " + std::to_string(flags));
+            invalid_arg("unknown detokenize flags " + std::to_string(flags));
         genie::DetokenizeOptions options;
         options.remove_special = (flags & GENIE_DETOKENIZE_REMOVE_SPECIAL) != 0;
         options.render_special = (flags & GENIE_DETOKENIZE_RENDER_SPECIAL) != 0;
@@ -475,7 +225,7 @@ genie_status genie_model_apply_chat_template(char** out_text, size_t* out_len, c
                                              const genie_chat_message* messages, size_t count,
                                              int add_generation_prompt) {
     return guarded(__func__, [&] {
-        require_out(out_text, "out_text");
+        require_not_null(out_text, "out_text");
         *out_text = nullptr;
         if (out_len) *out_len = 0;
         check(model);
@@ -489,7 +239,7 @@ genie_status genie_model_apply_chat_template(char** out_text, size_t* out_len, c
 
 genie_status genie_sampler_options_init(genie_sampler_options* opts, unsigned int version) {
     return guarded(__func__, [&] {
-        require_out(opts, "opts");
+        require_not_null(opts, "opts");
         check_version(version, GENIE_SAMPLER_OPTIONS_VERSION, "genie_sampler_options");
         *opts = genie_sampler_options GENIE_SAMPLER_OPTIONS_INIT;
     });
@@ -497,22 +247,18 @@ genie_status genie_sampler_options_init(genie_sampler_options* opts, unsigned in
 
 genie_status genie_sampler_create(genie_sampler** out, const genie_sampler_options* opts) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         *out = nullptr;
         genie_sampler_options o = GENIE_SAMPLER_OPTIONS_INIT;
         if (opts) {
             check_version(opts->version, GENIE_SAMPLER_OPTIONS_VERSION, "genie_sampler_options");
             o = *opts;
         }
-        *out = new genie_sampler{kSamplerTag, genie::Sampler(genie::capi::sampler_options_from_c(o)), {false}};
+        *out = new genie_sampler{genie_sampler::kTag, genie::Sampler(sampler_options_from_c(o)), {false}};
     });
 }
 
-void genie_sampler_free(genie_sampler* sampler) {
-    if (!sampler || sampler->tag != kSamplerTag) return;
-    sampler->tag = kFreedTag;
-    delete sampler;
-}
+void genie_sampler_free(genie_sampler* sampler) { destroy(sampler); }
 
 genie_status genie_sampler_reset(genie_sampler* sampler) {
     return guarded(__func__, [&] {
@@ -525,10 +271,10 @@ genie_status genie_sampler_reset(genie_sampler* sampler) {
 
 genie_status genie_sampler_sample(genie_token* out, genie_sampler* sampler, const float* logits, size_t count) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         *out = GENIE_NO_TOKEN;
         check(sampler);
-        if (!logits || count == 0) invalid("logits must be a non-empty array");
+        if (!logits || count == 0) invalid_arg("logits must be a non-empty array");
         BusyGuard guard;
         guard.acquire(sampler->busy, "the sampler");
         *out = sampler->sampler.sample(std::span<const float>(logits, count));
@@ -548,7 +294,7 @@ genie_status genie_sampler_accept(genie_sampler* sampler, genie_token token) {
 
 genie_status genie_session_options_init(genie_session_options* opts, unsigned int version) {
     return guarded(__func__, [&] {
-        require_out(opts, "opts");
+        require_not_null(opts, "opts");
         check_version(version, GENIE_SESSION_OPTIONS_VERSION, "genie_session_options");
         *opts = genie_session_options GENIE_SESSION_OPTIONS_INIT;
     });
@@ -556,7 +302,7 @@ genie_status genie_session_options_init(genie_session_options* opts, unsigned in
 
 genie_status genie_generate_options_init(genie_generate_options* opts, unsigned int version) {
     return guarded(__func__, [&] {
-        require_out(opts, "opts");
+        require_not_null(opts, "opts");
         check_version(version, GENIE_GENERATE_OPTIONS_VERSION, "genie_generate_options");
         *opts = genie_generate_options GENIE_GENERATE_OPTIONS_INIT;
     });
@@ -564,7 +310,7 @@ genie_status genie_generate_options_init(genie_generate_options* opts, unsigned 
 
 genie_status genie_session_create(genie_session** out, genie_model* model, const genie_session_options* opts) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         *out = nullptr;
         check(model);
         genie::SessionOptions options;
@@ -573,25 +319,16 @@ genie_status genie_session_create(genie_session** out, genie_model* model, const
             options.context_length = opts->context_length;
             options.threads = opts->threads;
             options.batch_size = opts->batch_size;
-            switch (const int kv_type = genie::capi::enum_field(opts->kv_type)) {
-                case GENIE_KV_F16: options.kv_type = genie::KvType::F16; break;
-                case GENIE_KV_F32: options.kv_type = genie::KvType::F32; break;
-                case GENIE_KV_Q8_0: options.kv_type = genie::KvType::Q8_0; break;
-                default: invalid("unknown kv_type " + std::to_string(kv_type));
-            }
-            if (options.threads < 0) invalid("threads must be >= 0");
+            options.kv_type = kv_type_from_c(enum_field(opts->kv_type));
+            if (options.threads < 0) invalid_arg("threads must be >= 0");
         }
-        *out = new genie_session{kSessionTag, genie::Session(model->model, options), {false}};
+        *out = new genie_session{genie_session::kTag, genie::Session(model->model, options), {false}};
         log_message(GENIE_LOG_INFO,
                     ("session created: context " + std::to_string((*out)->session.context_length()) + " tokens").c_str());
     });
 }
 
-void genie_session_free(genie_session* session) {
-    if (!session || session->tag != kSessionTag) return;
-    session->tag = kFreedTag;
-    delete session;
-}
+void genie_session_free(genie_session* session) { destroy(session); }
 
 void genie_generate_result_clear(genie_generate_result* result) {
     if (!result) return;
@@ -618,12 +355,12 @@ genie_status genie_session_generate_tokens(genie_generate_result* out, genie_ses
                                            const genie_generate_options* opts, genie_generate_callback callback,
                                            void* user) {
     return guarded(__func__, [&] {
-        if (!prompt && prompt_count != 0) invalid("prompt is NULL but prompt_count is not 0");
+        if (!prompt && prompt_count != 0) invalid_arg("prompt is NULL but prompt_count is not 0");
         const std::span<const genie::TokenId> tokens(prompt, prompt_count);
         generate_common(out, session, sampler, opts, callback, user,
                         [&](genie::Session& s, genie::Sampler& sm, const genie::GenerateOptions& o,
                             const genie::PieceCallback& cb) {
-                            if (tokens.empty()) invalid("the prompt is empty (no tokens)");
+                            if (tokens.empty()) invalid_arg("the prompt is empty (no tokens)");
                             return s.generate(tokens, sm, o, cb);
                         });
     });
@@ -631,7 +368,7 @@ genie_status genie_session_generate_tokens(genie_generate_result* out, genie_ses
 
 genie_status genie_chat_request_init(genie_chat_request* req, unsigned int version) {
     return guarded(__func__, [&] {
-        require_out(req, "req");
+        require_not_null(req, "req");
         check_version(version, GENIE_CHAT_REQUEST_VERSION, "genie_chat_request");
         const genie_chat_request defaults = GENIE_CHAT_REQUEST_INIT;
         // Write only the fields of `version`: an older caller's struct is shorter.
@@ -648,11 +385,11 @@ void genie_chat_result_clear(genie_chat_result* result) {
     std::free(result->tool_arguments);
     const unsigned int version = result->version;
     if (version >= 2) {
-        genie::capi::free_tool_calls(result->tool_calls, result->n_tool_calls);
-        genie::capi::free_tool_calls(result->rejected_tool_calls, result->n_rejected_tool_calls);
+        free_tool_calls(result->tool_calls, result->n_tool_calls);
+        free_tool_calls(result->rejected_tool_calls, result->n_rejected_tool_calls);
     }
     const genie_chat_result empty = GENIE_CHAT_RESULT_INIT;
-    std::memcpy(result, &empty, genie::capi::chat_result_size(version));  // a version-1 struct is shorter
+    std::memcpy(result, &empty, chat_result_size(version));  // a version-1 struct is shorter
     result->version = version;
 }
 
@@ -661,7 +398,6 @@ genie_status genie_session_chat(genie_session* session, const genie_chat_request
     return guarded(__func__, [&] {
         // Request conversion, streaming with timeouts and the result: capi/chat_convert.hpp
         // (shared with genie_engine_chat).
-        using namespace genie::capi;
         const auto start = ChatStream::Clock::now();
         begin_chat_result(out);
         check(session);
@@ -698,12 +434,12 @@ genie_status genie_session_cancel(genie_session* session) {
 genie_status genie_session_evaluate(const float** out_logits, size_t* out_count, genie_session* session,
                                     const genie_token* tokens, size_t count) {
     return guarded(__func__, [&] {
-        require_out(out_logits, "out_logits");
+        require_not_null(out_logits, "out_logits");
         *out_logits = nullptr;
-        require_out(out_count, "out_count");
+        require_not_null(out_count, "out_count");
         *out_count = 0;
         check(session);
-        if (!tokens && count != 0) invalid("tokens is NULL but count is not 0");
+        if (!tokens && count != 0) invalid_arg("tokens is NULL but count is not 0");
         BusyGuard guard;
         guard.acquire(session->busy, "the session");
         const std::span<const float> logits =
@@ -715,9 +451,9 @@ genie_status genie_session_evaluate(const float** out_logits, size_t* out_count,
 
 genie_status genie_session_last_logits(const float** out_logits, size_t* out_count, const genie_session* session) {
     return guarded(__func__, [&] {
-        require_out(out_logits, "out_logits");
+        require_not_null(out_logits, "out_logits");
         *out_logits = nullptr;
-        require_out(out_count, "out_count");
+        require_not_null(out_count, "out_count");
         *out_count = 0;
         check(session);
         const std::span<const float> logits = session->session.last_logits();
@@ -729,9 +465,9 @@ genie_status genie_session_last_logits(const float** out_logits, size_t* out_cou
 genie_status genie_session_cached_tokens(const genie_token** out_tokens, size_t* out_count,
                                          const genie_session* session) {
     return guarded(__func__, [&] {
-        require_out(out_tokens, "out_tokens");
+        require_not_null(out_tokens, "out_tokens");
         *out_tokens = nullptr;
-        require_out(out_count, "out_count");
+        require_not_null(out_count, "out_count");
         *out_count = 0;
         check(session);
         const std::span<const genie::TokenId> tokens = session->session.cached_tokens();
@@ -742,7 +478,7 @@ genie_status genie_session_cached_tokens(const genie_token** out_tokens, size_t*
 
 genie_status genie_session_context_length(int32_t* out, const genie_session* session) {
     return guarded(__func__, [&] {
-        require_out(out, "out");
+        require_not_null(out, "out");
         *out = 0;
         *out = check(session)->session.context_length();
     });

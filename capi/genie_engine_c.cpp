@@ -1,74 +1,20 @@
 // The C ABI of genie::Engine (include/genie/genie.h, "engine" section). Every body runs
-// inside genie::capi::guarded_call, so no exception crosses into C.
-#include <genie/engine.hpp>
-#include <genie/genie.h>
-
+// inside guarded() (capi/guard.hpp), so no exception crosses into C.
 #include "chat_convert.hpp"
+#include "convert.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
 
+#include <genie/engine.hpp>
+
+#include <chrono>
 #include <cstdint>
-#include <memory>
+#include <cstdlib>
 #include <string>
 
 namespace {
 
-constexpr uint64_t kEngineTag = 0x67656e6965454e47ULL;  // "genieENG"
-constexpr uint64_t kFreedEngineTag = 0xdeadbeefdeadbeefULL;
-
-}  // namespace
-
-struct genie_engine {
-    uint64_t tag = kEngineTag;
-    genie::Engine engine;
-    genie::BackendKind backend = genie::BackendKind::Auto;
-    explicit genie_engine(const genie::EngineOptions& o) : engine(o) {}
-};
-
-namespace {
-
 using namespace genie::capi;
-
-genie_engine* check_engine(const genie_engine* e) {
-    if (!e || e->tag != kEngineTag) invalid_arg("engine is NULL or not a live genie_engine");
-    return const_cast<genie_engine*>(e);
-}
-
-genie::BackendKind backend_from_c(int b) {
-    switch (b) {
-        case GENIE_BACKEND_AUTO: return genie::BackendKind::Auto;
-        case GENIE_BACKEND_CPU: return genie::BackendKind::Cpu;
-        case GENIE_BACKEND_CUDA: return genie::BackendKind::Cuda;
-    }
-    invalid_arg("unknown backend " + std::to_string(b));
-}
-
-genie::KvType kv_type_from_c(int t) {
-    switch (t) {
-        case GENIE_KV_F16: return genie::KvType::F16;
-        case GENIE_KV_F32: return genie::KvType::F32;
-        case GENIE_KV_Q8_0: return genie::KvType::Q8_0;
-    }
-    invalid_arg("unknown kv_type " + std::to_string(t));
-}
-
-genie_engine_state state_to_c(genie::EngineState s) {
-    switch (s) {
-        case genie::EngineState::Unloaded: return GENIE_ENGINE_UNLOADED;
-        case genie::EngineState::Loading: return GENIE_ENGINE_LOADING;
-        case genie::EngineState::Ready: return GENIE_ENGINE_READY;
-        case genie::EngineState::Busy: return GENIE_ENGINE_BUSY;
-        case genie::EngineState::Failed: return GENIE_ENGINE_FAILED;
-    }
-    return GENIE_ENGINE_FAILED;
-}
-
-genie_engine_health health_to_c(genie::EngineHealth h) {
-    switch (h) {
-        case genie::EngineHealth::Ok: return GENIE_HEALTH_OK;
-        case genie::EngineHealth::Degraded: return GENIE_HEALTH_DEGRADED;
-        case genie::EngineHealth::Failed: return GENIE_HEALTH_FAILED;
-    }
-    return GENIE_HEALTH_FAILED;
-}
 
 genie::ModelOptions model_options(const genie_engine* e, genie_load_progress_callback progress, void* user) {
     genie::ModelOptions o;
@@ -82,20 +28,20 @@ genie::ModelOptions model_options(const genie_engine* e, genie_load_progress_cal
 extern "C" {
 
 genie_status genie_engine_options_init(genie_engine_options* opts, unsigned int version) {
-    return guarded_call(__func__, [&] {
-        if (!opts) invalid_arg("opts must not be NULL");
-        check_struct_version(version, GENIE_ENGINE_OPTIONS_VERSION, "genie_engine_options");
+    return guarded(__func__, [&] {
+        require_not_null(opts, "opts");
+        check_version(version, GENIE_ENGINE_OPTIONS_VERSION, "genie_engine_options");
         *opts = genie_engine_options GENIE_ENGINE_OPTIONS_INIT;
     });
 }
 
 genie_status genie_engine_create(genie_engine** out, const genie_engine_options* opts) {
-    return guarded_call(__func__, [&] {
-        if (!out) invalid_arg("out must not be NULL");
+    return guarded(__func__, [&] {
+        require_not_null(out, "out");
         *out = nullptr;
         genie_engine_options o = GENIE_ENGINE_OPTIONS_INIT;
         if (opts) {
-            check_struct_version(opts->version, GENIE_ENGINE_OPTIONS_VERSION, "genie_engine_options");
+            check_version(opts->version, GENIE_ENGINE_OPTIONS_VERSION, "genie_engine_options");
             o = *opts;
         }
         genie::EngineOptions eo;
@@ -112,51 +58,43 @@ genie_status genie_engine_create(genie_engine** out, const genie_engine_options*
         auto engine = std::make_unique<genie_engine>(eo);  // InvalidArgument for bad options
         engine->backend = backend;
         *out = engine.release();
-        log_info("engine created");
+        log_message(GENIE_LOG_INFO, "engine created");
     });
 }
 
-void genie_engine_free(genie_engine* engine) {
-    if (!engine || engine->tag != kEngineTag) return;
-    engine->tag = kFreedEngineTag;
-    try {
-        delete engine;
-    } catch (...) {
-        // ~Engine does not throw; nothing may cross into C regardless.
-    }
-}
+void genie_engine_free(genie_engine* engine) { destroy(engine); }
 
 genie_status genie_engine_load(genie_engine* engine, const char* path, genie_load_progress_callback progress,
                                void* user) {
-    return guarded_call(__func__, [&] {
-        genie_engine* e = check_engine(engine);
-        if (!path) invalid_arg("path must not be NULL");
+    return guarded(__func__, [&] {
+        genie_engine* e = check(engine);
+        require_not_null(path, "path");
         e->engine.load(path, model_options(e, progress, user));
     });
 }
 
 genie_status genie_engine_swap(genie_engine* engine, const char* path, genie_load_progress_callback progress,
                                void* user) {
-    return guarded_call(__func__, [&] {
-        genie_engine* e = check_engine(engine);
-        if (!path) invalid_arg("path must not be NULL");
+    return guarded(__func__, [&] {
+        genie_engine* e = check(engine);
+        require_not_null(path, "path");
         e->engine.swap(path, model_options(e, progress, user));
     });
 }
 
 genie_status genie_engine_wait(genie_engine_state* out_state, genie_engine* engine, int64_t timeout_ms) {
     if (out_state) *out_state = GENIE_ENGINE_UNLOADED;
-    const genie_status status = guarded_call(__func__, [&] {
-        genie_engine* e = check_engine(engine);
+    const genie_status status = guarded(__func__, [&] {
+        genie_engine* e = check(engine);
         if (timeout_ms < 0)
             e->engine.wait();
         else
             (void)e->engine.wait_for(std::chrono::milliseconds(timeout_ms));
     });
-    if (out_state && engine && engine->tag == kEngineTag) {
+    if (out_state && engine && engine->tag == genie_engine::kTag) {
         // The state is reported even when the load failed (FAILED, or READY after a failed swap).
         try {
-            *out_state = state_to_c(engine->engine.status().state);
+            *out_state = engine_state_to_c(engine->engine.status().state);
         } catch (...) {
         }
     }
@@ -164,36 +102,36 @@ genie_status genie_engine_wait(genie_engine_state* out_state, genie_engine* engi
 }
 
 genie_status genie_engine_unload(genie_engine* engine) {
-    return guarded_call(__func__, [&] { check_engine(engine)->engine.unload(); });
+    return guarded(__func__, [&] { check(engine)->engine.unload(); });
 }
 
 genie_status genie_engine_warmup(genie_engine* engine) {
-    return guarded_call(__func__, [&] { check_engine(engine)->engine.warmup(); });
+    return guarded(__func__, [&] { check(engine)->engine.warmup(); });
 }
 
 genie_status genie_engine_set_context_limit(genie_engine* engine, int32_t n_ctx) {
-    return guarded_call(__func__, [&] { check_engine(engine)->engine.set_context_limit(n_ctx); });
+    return guarded(__func__, [&] { check(engine)->engine.set_context_limit(n_ctx); });
 }
 
 genie_status genie_engine_trim(uint64_t* out_released, genie_engine* engine, int32_t keep_idle) {
     if (out_released) *out_released = 0;
-    return guarded_call(__func__, [&] {
-        const uint64_t released = check_engine(engine)->engine.trim(keep_idle);
+    return guarded(__func__, [&] {
+        const uint64_t released = check(engine)->engine.trim(keep_idle);
         if (out_released) *out_released = released;
     });
 }
 
 genie_status genie_engine_forget(genie_engine* engine, const char* conversation_id) {
-    return guarded_call(__func__, [&] {
-        genie_engine* e = check_engine(engine);
-        if (!conversation_id) invalid_arg("conversation_id must not be NULL");
+    return guarded(__func__, [&] {
+        genie_engine* e = check(engine);
+        require_not_null(conversation_id, "conversation_id");
         e->engine.forget(conversation_id);
     });
 }
 
 genie_status genie_engine_cancel(genie_engine* engine, const char* conversation_id) {
-    return guarded_call(__func__, [&] {
-        genie_engine* e = check_engine(engine);
+    return guarded(__func__, [&] {
+        genie_engine* e = check(engine);
         if (conversation_id)
             e->engine.cancel(conversation_id);
         else
@@ -215,26 +153,26 @@ void genie_engine_status_clear(genie_engine_status_info* out) {
 }
 
 genie_status genie_engine_status(genie_engine_status_info* out, const genie_engine* engine) {
-    return guarded_call(__func__, [&] {
-        if (!out) invalid_arg("out must not be NULL");
-        check_struct_version(out->version, GENIE_ENGINE_STATUS_VERSION, "genie_engine_status_info");
+    return guarded(__func__, [&] {
+        require_not_null(out, "out");
+        check_version(out->version, GENIE_ENGINE_STATUS_VERSION, "genie_engine_status_info");
         genie_engine_status_clear(out);
-        const genie::EngineStatus s = check_engine(engine)->engine.status();
+        const genie::EngineStatus s = check(engine)->engine.status();
         genie_engine_status_info r = GENIE_ENGINE_STATUS_INIT;
         r.version = out->version;
         try {
-            r.health_reason = malloc_string(s.health_reason);
-            r.model_path = malloc_string(s.model_path);
-            r.model_name = malloc_string(s.model_name);
-            r.architecture = malloc_string(s.architecture);
-            r.backend = malloc_string(s.backend);
-            r.last_error = malloc_string(s.last_error);
+            r.health_reason = copy_string(s.health_reason);
+            r.model_path = copy_string(s.model_path);
+            r.model_name = copy_string(s.model_name);
+            r.architecture = copy_string(s.architecture);
+            r.backend = copy_string(s.backend);
+            r.last_error = copy_string(s.last_error);
         } catch (...) {
             genie_engine_status_clear(&r);
             throw;
         }
-        r.state = state_to_c(s.state);
-        r.health = health_to_c(s.health);
+        r.state = engine_state_to_c(s.state);
+        r.health = engine_health_to_c(s.health);
         r.loading = s.loading ? 1 : 0;
         r.load_progress = s.load_progress;
         r.context_length = s.context_length;
@@ -264,9 +202,9 @@ genie_status genie_engine_status(genie_engine_status_info* out, const genie_engi
 }
 
 genie_status genie_engine_chat_options_init(genie_engine_chat_options* opts, unsigned int version) {
-    return guarded_call(__func__, [&] {
-        if (!opts) invalid_arg("opts must not be NULL");
-        check_struct_version(version, GENIE_ENGINE_CHAT_OPTIONS_VERSION, "genie_engine_chat_options");
+    return guarded(__func__, [&] {
+        require_not_null(opts, "opts");
+        check_version(version, GENIE_ENGINE_CHAT_OPTIONS_VERSION, "genie_engine_chat_options");
         *opts = genie_engine_chat_options GENIE_ENGINE_CHAT_OPTIONS_INIT;
     });
 }
@@ -274,13 +212,13 @@ genie_status genie_engine_chat_options_init(genie_engine_chat_options* opts, uns
 genie_status genie_engine_chat(genie_engine* engine, const genie_engine_chat_options* opts,
                                const genie_chat_request* request, genie_piece_callback callback, void* user,
                                genie_chat_result* out) {
-    return guarded_call(__func__, [&] {
+    return guarded(__func__, [&] {
         const auto start = ChatStream::Clock::now();
         begin_chat_result(out);
-        genie_engine* e = check_engine(engine);
+        genie_engine* e = check(engine);
         genie_engine_chat_options o = GENIE_ENGINE_CHAT_OPTIONS_INIT;
         if (opts) {
-            check_struct_version(opts->version, GENIE_ENGINE_CHAT_OPTIONS_VERSION, "genie_engine_chat_options");
+            check_version(opts->version, GENIE_ENGINE_CHAT_OPTIONS_VERSION, "genie_engine_chat_options");
             o = *opts;
         }
         ChatCall call = convert_chat_request(request);

@@ -195,7 +195,7 @@ size_t CudaWeights::device_bytes() const noexcept {
 
 }  // namespace genie::cuda
 
-// ---- the CUDA entry points of lib/backend/backend.hpp ---------------------------------
+// ---- the CUDA entry points of lib/backend/cuda_entry.hpp ---------------------------------
 
 namespace genie::backend {
 

@@ -11,7 +11,7 @@
 //  - no allocation asks for more than cudaMemGetInfo reports free (OutOfMemory instead).
 #pragma once
 
-#include "backend/backend.hpp"
+#include "backend/cuda_entry.hpp"
 
 #include <cuda_runtime_api.h>
 

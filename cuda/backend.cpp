@@ -10,6 +10,7 @@
 #include "cuda/launch.hpp"
 
 #include "backend/backend.hpp"
+#include "backend/cuda_entry.hpp"
 #include "quant/dequantize.hpp"
 
 #include <genie/error.hpp>
@@ -433,6 +434,22 @@ private:
 }  // namespace genie::cuda
 
 namespace genie::backend {
+
+ScratchNeeds cuda_scratch_needs(const ScratchShape& s) noexcept {
+    const uint64_t batch = static_cast<uint64_t>(std::max<int64_t>(1, s.batch));
+    const uint64_t row = static_cast<uint64_t>(s.max_row);
+    ScratchNeeds n;
+    n.scratch = 4 * static_cast<uint64_t>(s.n_vocab);  // the logits row on the device (read_row copies it out)
+    // Q8_1 activations of a decode step (up to 8 rows), and for prefill (batches over 8
+    // tokens) the F16 activations and one F16 weight tile (kTileElements at most).
+    n.scratch += 8 * row * 36 / 32;
+    if (batch > 8)
+        n.scratch += batch * row * 2 +
+                     2 * std::min<uint64_t>(static_cast<uint64_t>(s.max_weight_elements), static_cast<uint64_t>(cuda::kTileElements));
+    n.scratch += uint64_t{1} << 20;  // attention partials, token ids, RoPE factors
+    n.device_overhead = uint64_t{384} << 20;  // context + cuBLAS handle/workspace + kernel images
+    return n;
+}
 
 std::unique_ptr<Backend> make_cuda_backend(std::shared_ptr<const DeviceWeights> weights) {
     auto cuda_weights = std::dynamic_pointer_cast<const cuda::CudaWeights>(weights);

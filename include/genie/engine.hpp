@@ -70,8 +70,9 @@ struct EngineOptions {
     /// Also cancel a generation the watchdog finds stuck (it ends with FinishReason::Cancelled).
     bool cancel_stuck = false;
     /// Refuse (ErrorCode::OutOfMemory, health Degraded) a session whose KV cache is larger
-    /// than the memory the OS reports available (/proc/meminfo MemAvailable), instead of
-    /// risking the OOM killer. Ignored where MemAvailable cannot be read.
+    /// than the memory the OS reports available (/proc/meminfo MemAvailable, or the
+    /// headroom under the process's cgroup memory limit when that is smaller), instead of
+    /// risking the OOM killer. Ignored where neither can be read.
     bool check_available_memory = true;
 };
 

@@ -36,7 +36,8 @@ struct ModelOptions {
     /// resident memory, immune to any change of the file (docs/reliability.md).
     bool use_mmap = true;
     /// Bytes the model and a session of it may use (the memory planner, docs/cuda.md;
-    /// genie::plan_memory). 0 = what is free now: MemAvailable (/proc/meminfo) for the CPU,
+    /// genie::plan_memory). 0 = what is free now: MemAvailable (/proc/meminfo) for the CPU
+    /// (or the headroom under the process's cgroup memory limit when that is smaller),
     /// cudaMemGetInfo's free memory for CUDA. Model::load (weights) and each Session (weights
     /// + KV cache + scratch) check their plan against it before allocating: OutOfMemory, the
     /// message showing the plan and the largest context that fits.

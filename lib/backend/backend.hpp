@@ -166,42 +166,8 @@ public:
     virtual bool host_tensors() const noexcept { return false; }
 };
 
-/// The CPU backend with `threads` worker threads (0 = hardware concurrency).
+/// The CPU backend with `threads` worker threads (0 = hardware concurrency). Other
+/// backends are opened through backend/device.hpp (open_backend).
 std::unique_ptr<Backend> make_cpu_backend(int32_t threads);
-
-// ---- CUDA (cuda/; lib/backend/cuda_stub.cpp in a build without it) ----------------------
-
-/// A model's tensor bytes made reachable by the CUDA device, per the allocation policy
-/// of cuda/allocator (integrated: the mapping used in place; discrete: one upload). A
-/// Weight keeps its host address (the model's mapping): the CUDA backend translates it.
-/// Shared by every session of the model.
-class DeviceWeights {
-public:
-    virtual ~DeviceWeights() = default;
-    /// e.g. "NVIDIA H200 (sm_90, discrete): 1.20 GiB uploaded".
-    virtual std::string describe() const = 0;
-    /// Device memory these weights hold (0 when used in place from host memory).
-    virtual size_t device_bytes() const noexcept = 0;
-};
-
-/// Memory facts of a CUDA device, for the memory planner.
-struct CudaMemoryInfo {
-    size_t free = 0;
-    size_t total = 0;
-    bool integrated = false;  ///< shares physical memory with the CPU (Jetson)
-    std::string name;
-};
-
-/// Number of usable CUDA devices; 0 in a build without CUDA or without a device/driver,
-/// with the reason in *reason. Never throws.
-int cuda_device_count(std::string* reason = nullptr) noexcept;
-/// Free/total memory of device `device`; false (and *reason) when unavailable. Never throws.
-bool cuda_memory_info(int device, CudaMemoryInfo& info, std::string* reason = nullptr) noexcept;
-/// Makes host bytes [data, data + bytes) (a model's tensor data, page-aligned or not)
-/// reachable by device `device`. Throws genie::Error: Unsupported (build without CUDA),
-/// Device (CUDA failure: call, file, line), OutOfMemory (more than the device has free).
-std::shared_ptr<DeviceWeights> cuda_load_weights(const void* data, size_t bytes, int device);
-/// The CUDA backend on the device of `weights`. Throws like cuda_load_weights.
-std::unique_ptr<Backend> make_cuda_backend(std::shared_ptr<const DeviceWeights> weights);
 
 }  // namespace genie::backend

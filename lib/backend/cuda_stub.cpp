@@ -1,7 +1,7 @@
-// The CUDA entry points of a build without the CUDA backend (GENIE_CUDA=OFF or no nvcc):
-// no device is ever reported, and asking for the backend is an Unsupported error.
-// lib/CMakeLists.txt compiles this file only when cuda/ is not built.
-#include "backend/backend.hpp"
+// The CUDA entry points (backend/cuda_entry.hpp) of a build without the CUDA backend
+// (GENIE_CUDA=OFF or no nvcc): no device is ever reported, and asking for the backend is
+// an Unsupported error. lib/CMakeLists.txt compiles this file only when cuda/ is not built.
+#include "backend/cuda_entry.hpp"
 
 #include <genie/error.hpp>
 
@@ -28,5 +28,7 @@ std::shared_ptr<DeviceWeights> cuda_load_weights(const void*, size_t, int) {
 std::unique_ptr<Backend> make_cuda_backend(std::shared_ptr<const DeviceWeights>) {
     throw Error(ErrorCode::Unsupported, kUnavailable);
 }
+
+ScratchNeeds cuda_scratch_needs(const ScratchShape&) noexcept { return {}; }
 
 }  // namespace genie::backend

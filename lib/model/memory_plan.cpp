@@ -1,6 +1,7 @@
 #include "model/memory_plan.hpp"
 
 #include "backend/backend.hpp"
+#include "backend/device.hpp"
 #include "model/model_impl.hpp"
 
 #include <genie/error.hpp>
@@ -8,9 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
-#include <thread>
 
 namespace genie {
 
@@ -37,7 +36,7 @@ const char* kv_name(KvType t) {
 
 std::string MemoryPlan::to_string() const {
     std::string s = fmt::format("memory plan: {} backend, {}; context {} tokens, KV {}, batch {}\n",
-                                backend == BackendKind::Cuda ? "CUDA" : "CPU", memory, context_length, kv_name(kv_type),
+                                backend::backend_name(backend), memory, context_length, kv_name(kv_type),
                                 batch_size);
     s += fmt::format("  weights          {:>12}\n", size_text(weights));
     s += fmt::format("  KV cache         {:>12}  ({} per token)\n", size_text(kv), size_text(kv_per_token));
@@ -72,59 +71,18 @@ PlanModel plan_model(const gguf::Reader& reader) {
     return m;
 }
 
-BackendKind resolve_backend(BackendKind requested) noexcept {
-    if (requested != BackendKind::Auto) return requested;
-    return backend::cuda_device_count() > 0 ? BackendKind::Cuda : BackendKind::Cpu;
-}
-
-uint64_t mem_available_bytes() noexcept {
-    try {
-        std::ifstream in("/proc/meminfo");
-        std::string key;
-        uint64_t value = 0;
-        std::string unit;
-        while (in >> key >> value) {
-            std::getline(in, unit);
-            if (key == "MemAvailable:") return value * 1024;
-        }
-    } catch (...) {
-    }
-    return 0;
-}
-
 PlanTarget plan_target(BackendKind backend, uint64_t budget_bytes, uint64_t held) {
     PlanTarget t;
     t.backend = backend;
-    t.memory = "host memory";
-    uint64_t free_bytes = 0;
-    std::string source;
-    if (backend == BackendKind::Cuda) {
-        backend::CudaMemoryInfo info;
-        std::string reason;
-        if (!backend::cuda_memory_info(0, info, &reason)) {
-            if (!GENIE_HAVE_CUDA) throw Error(ErrorCode::Unsupported, reason);  // "CUDA backend not available in this build"
-            throw Error(ErrorCode::Device, fmt::format("the CUDA backend was asked for but no CUDA device is usable: {}", reason));
-        }
-        t.memory = fmt::format("CUDA device 0 ({}, {})", info.name, info.integrated ? "integrated" : "discrete");
-        if (info.integrated) {
-            // One DRAM: cudaMemGetInfo's free leaves out the reclaimable page cache (where
-            // zero-copy weights live); the kernel's MemAvailable counts it.
-            free_bytes = std::max<uint64_t>(mem_available_bytes(), info.free);
-            source = "MemAvailable (/proc/meminfo), integrated GPU";
-        } else {
-            free_bytes = info.free;
-            source = "cudaMemGetInfo free";
-        }
-    } else {
-        free_bytes = mem_available_bytes();
-        source = "MemAvailable (/proc/meminfo)";
-    }
+    const backend::DeviceMemory device = backend::device_memory_info(backend);  // Unsupported / Device
+    t.memory = device.description;
     if (budget_bytes > 0) {
         t.budget = budget_bytes;
         t.budget_source = "memory_budget_bytes";
     } else {
-        t.budget = free_bytes + held;
-        t.budget_source = held > 0 ? fmt::format("{} + {} held by the model", source, size_text(held)) : source;
+        t.budget = device.free + held;
+        t.budget_source =
+            held > 0 ? fmt::format("{} + {} held by the model", device.free_source, size_text(held)) : device.free_source;
     }
     return t;
 }
@@ -157,21 +115,18 @@ MemoryPlan plan_for_context(const PlanModel& m, const PlanTarget& target, int32_
     const uint64_t layer_cols = std::max(2 * q_dim + 2 * kv_dim, 2 * static_cast<uint64_t>(hp.n_ff));
     uint64_t scratch = 4 * (b * (2 * static_cast<uint64_t>(hp.n_embd) + layer_cols) + static_cast<uint64_t>(hp.n_embd));
     scratch += 4 * static_cast<uint64_t>(hp.n_vocab);  // the session's logits (host)
-    if (target.backend == BackendKind::Cuda) {
-        scratch += 4 * static_cast<uint64_t>(hp.n_vocab);  // the logits row on the device (the CPU writes the session's in place)
-        // Q8_1 activations of a decode step, F16 activations + one F16 weight tile of
-        // prefill (cuda/backend.cpp: at most 32 Mi elements), attention partials.
-        scratch += 8 * max_in * 36 / 32;
-        if (b > 8) scratch += b * max_in * 2 + 2 * std::min<uint64_t>(static_cast<uint64_t>(m.max_weight_elements), uint64_t{32} << 20);
-        scratch += uint64_t{1} << 20;
-        p.device_overhead = uint64_t{384} << 20;  // context + cuBLAS handle/workspace + kernel images
-    } else {
-        // Quantized activations (about 1.1 bytes per value) and each thread's attention
-        // scores (F32 + F16 per cell for the query heads sharing a KV head).
-        const uint64_t threads = std::max(1u, std::thread::hardware_concurrency());
-        const uint64_t group = static_cast<uint64_t>(hp.n_head / std::max(1, hp.n_head_kv));
-        scratch += b * max_in * 2 + threads * group * static_cast<uint64_t>(context_length) * 6;
-    }
+    // What the backend needs beyond these activations (its own buffers, a device's fixed cost).
+    backend::ScratchShape shape;
+    shape.batch = static_cast<int64_t>(b);
+    shape.context_length = context_length;
+    shape.max_row = static_cast<int64_t>(max_in);
+    shape.max_weight_elements = m.max_weight_elements;
+    shape.n_vocab = hp.n_vocab;
+    shape.n_head = hp.n_head;
+    shape.n_head_kv = hp.n_head_kv;
+    const backend::ScratchNeeds needs = backend::scratch_bytes(target.backend, shape);
+    scratch += needs.scratch;
+    p.device_overhead = needs.device_overhead;
     p.scratch = scratch;
     const uint64_t sum = p.weights + p.kv + p.scratch + p.device_overhead;
     p.margin = (uint64_t{64} << 20) + sum / 50;
@@ -222,7 +177,7 @@ MemoryPlan plan_memory(const std::filesystem::path& path, const ModelOptions& op
     const gguf::Reader reader = gguf::Reader::open(path);
     const model::PlanModel m = model::plan_model(reader);
     const model::PlanTarget target =
-        model::plan_target(model::resolve_backend(options.backend), options.memory_budget_bytes);
+        model::plan_target(backend::resolve_backend(options.backend), options.memory_budget_bytes);
     return model::plan(m, target, session);
 }
 

@@ -17,26 +17,20 @@ struct PlanModel {
     model::HParams hp;             ///< with n_vocab set
     uint64_t weight_bytes = 0;     ///< bytes of tensor data
     int64_t max_n_in = 0;          ///< longest weight row (activation quantization scratch)
-    int64_t max_weight_elements = 0;  ///< largest 2-D weight (CUDA F16 tile)
+    int64_t max_weight_elements = 0;  ///< largest 2-D weight (a GPU backend's weight tile)
 };
 PlanModel plan_model(const gguf::Reader& reader);
 
 /// The memory a plan is checked against.
 struct PlanTarget {
     BackendKind backend = BackendKind::Cpu;  ///< resolved (never Auto)
-    std::string memory;                      ///< "host memory" / the CUDA device
+    std::string memory;                      ///< "host memory" / the device (backend::device_memory_info)
     uint64_t budget = 0;
     std::string budget_source;
-    int cuda_sm_count = 0;
 };
-/// Auto resolved to Cuda when a CUDA device is present, else Cpu.
-BackendKind resolve_backend(BackendKind requested) noexcept;
-/// `backend` must be resolved. budget_bytes = 0: the free memory of that target, plus
-/// `held` (bytes the model already holds there, e.g. uploaded weights).
+/// `backend` must be resolved (backend::resolve_backend). budget_bytes = 0: the free memory
+/// of that target, plus `held` (bytes the model already holds there, e.g. uploaded weights).
 PlanTarget plan_target(BackendKind backend, uint64_t budget_bytes, uint64_t held = 0);
-
-/// MemAvailable from /proc/meminfo in bytes; 0 when it cannot be read.
-uint64_t mem_available_bytes() noexcept;
 
 /// The plan of exactly `context_length` (> 0) tokens, max_context_that_fits left 0.
 MemoryPlan plan_for_context(const PlanModel& model, const PlanTarget& target, int32_t context_length, KvType kv_type,

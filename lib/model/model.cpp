@@ -1,3 +1,4 @@
+#include "backend/device.hpp"
 #include "model/memory_plan.hpp"
 #include "model/model_impl.hpp"
 #include "tokenizer/tokenizer_internal.hpp"
@@ -12,9 +13,10 @@ namespace genie {
 
 Model Model::load(const std::filesystem::path& path, const ModelOptions& options) {
     const auto start = std::chrono::steady_clock::now();
-    // Auto: CUDA when a device is present (and the build has it); Cuda without one fails
-    // below with Unsupported (no CUDA in this build) or Device (no device/driver).
-    const BackendKind backend = model::resolve_backend(options.backend);
+    // Auto: a GPU backend when a device is usable, else the CPU; a GPU backend asked for
+    // without one fails in the planner's target with Unsupported (not in this build) or
+    // Device (no device/driver).
+    const BackendKind backend = backend::resolve_backend(options.backend);
     auto report = [&](float fraction) {
         if (options.progress && !options.progress(fraction))
             throw Error(ErrorCode::Cancelled, fmt::format("'{}': loading cancelled by the progress callback", path.string()));
@@ -39,7 +41,7 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
     auto impl = std::make_shared<Impl>(std::move(reader), hp, std::move(weights), std::move(tokenizer));
     impl->options = options;
     impl->backend = backend;
-    if (backend == BackendKind::Cuda) {  // weights to the device per the allocation policy (cuda/allocator)
+    {  // the tensor data made reachable by the backend's device (nothing to do for the CPU)
         const uint8_t* begin = nullptr;
         const uint8_t* end = nullptr;
         for (const auto& t : impl->reader.tensors()) {
@@ -47,7 +49,7 @@ Model Model::load(const std::filesystem::path& path, const ModelOptions& options
             if (!begin || t.data < begin) begin = t.data;
             if (!end || t.data + t.size_bytes > end) end = t.data + t.size_bytes;
         }
-        impl->device_weights = backend::cuda_load_weights(begin, begin ? static_cast<size_t>(end - begin) : 0, 0);
+        impl->device_weights = backend::place_weights(backend, begin, begin ? static_cast<size_t>(end - begin) : 0);
     }
     impl->chat_template_source = impl->reader.get_or<std::string>("tokenizer.chat_template", "");
     ModelInfo& info = impl->info;

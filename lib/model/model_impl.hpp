@@ -1,6 +1,7 @@
 // What a loaded genie::Model holds.
 #pragma once
 
+#include "backend/device.hpp"
 #include "gguf/gguf_reader.hpp"
 #include "model/hparams.hpp"
 #include "model/weights.hpp"
@@ -28,8 +29,9 @@ struct Model::Impl {
     double load_ms = 0;
     std::string chat_template_source;  // tokenizer.chat_template, "" when absent
 
-    /// The compute backend chosen at load (Auto resolved) and, for CUDA, the tensor data
-    /// made reachable by the device (cuda/allocator; shared by every session).
+    /// The compute backend chosen at load (Auto resolved) and, for a device backend, the
+    /// tensor data made reachable by the device (backend::place_weights; shared by every
+    /// session; null on the CPU).
     BackendKind backend = BackendKind::Cpu;
     std::shared_ptr<backend::DeviceWeights> device_weights;
     /// Bytes the model holds outside the reclaimable page cache (device, pinned or read

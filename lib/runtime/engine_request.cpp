@@ -3,6 +3,8 @@
 // the conversation's session with the watchdog's heartbeat. docs/engine.md.
 #include "runtime/engine_impl.hpp"
 
+#include "core/system_memory.hpp"
+
 #include "model/memory_plan.hpp"
 #include "model/model_impl.hpp"
 
@@ -130,7 +132,7 @@ Session& Engine::Impl::session_for(Turn& turn) {
         const ModelInfo& info = turn.model.info();
         const double element = so.kv_type == KvType::F32 ? 4.0 : so.kv_type == KvType::F16 ? 2.0 : 34.0 / 32.0;
         const double need = 2.0 * info.n_layer * static_cast<double>(turn.ctx) * info.n_head_kv * info.head_dim * element;
-        const uint64_t avail = model::mem_available_bytes();  // 0: unknown
+        const uint64_t avail = core::read_system_memory().usable();  // 0: unknown
         if (avail > 0 && need > static_cast<double>(avail))
             throw Error(ErrorCode::OutOfMemory,
                         fmt::format("a KV cache of {} tokens needs {:.0f} bytes but only {} bytes are available; "

@@ -1,5 +1,6 @@
 // Session: the KV cache, prefix reuse and the generate loop.
 #include "backend/backend.hpp"
+#include "backend/device.hpp"
 #include "constraint/json_grammar.hpp"
 #include "core/fault_injection.hpp"
 #include "model/forward.hpp"
@@ -45,8 +46,7 @@ struct Session::Impl {
         const MemoryPlan plan = plan_memory(m, options);  // InvalidArgument for bad options
         model::require_fits(plan, fmt::format("a session with a context of {} tokens", plan.context_length));
         options.context_length = plan.context_length;
-        backend = m.impl().device_weights ? backend::make_cuda_backend(m.impl().device_weights)
-                                          : backend::make_cpu_backend(options.threads);
+        backend = backend::open_backend(m.impl().backend, {options.threads, m.impl().device_weights});
         backend::KvLayout layout{hp.n_layer, options.context_length, hp.n_head_kv, hp.head_dim_k, options.kv_type};
         m.impl().reader.file().check_unchanged();  // Io "model file changed on disk" (docs/reliability.md)
         detail::inject_alloc_failure("KV cache");   // tests only: an injected OutOfMemory

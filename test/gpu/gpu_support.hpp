@@ -2,7 +2,7 @@
 // tensors filled from and read back to host vectors.
 #pragma once
 
-#include "backend/backend.hpp"
+#include "backend/cuda_entry.hpp"
 
 #include <cuda_runtime_api.h>
 

@@ -11,7 +11,7 @@
 //    the CPU rounds probabilities to F16) or 1e-4 * max|v| (F32 cache).
 #include "test/gpu/gpu_support.hpp"
 
-#include "backend/backend.hpp"
+#include "backend/cuda_entry.hpp"
 #include "cuda/check.hpp"
 #include "quant/quant.hpp"
 #include "quant/vec_dot.hpp"

@@ -2,7 +2,8 @@
 // selection, on the CPU: no device is needed. The planner reads only the GGUF header.
 #include "support/test_support.hpp"
 
-#include "backend/backend.hpp"
+#include "backend/cuda_entry.hpp"
+#include "core/system_memory.hpp"
 #include "model/memory_plan.hpp"
 
 #include <genie/error.hpp>
@@ -83,10 +84,11 @@ TEST_CASE("memory plan: the largest context that fits is exact", "[memory_plan]"
 }
 
 TEST_CASE("memory plan: the default budget is the host's available memory", "[memory_plan]") {
-    const uint64_t available = model::mem_available_bytes();
-    REQUIRE(available > 0);  // Linux: /proc/meminfo
+    const core::SystemMemory host = core::read_system_memory();
+    const uint64_t available = host.usable();
+    REQUIRE(available > 0);  // Linux: /proc/meminfo (and the cgroup's limit where one is set)
     const MemoryPlan p = plan_memory(stories(), cpu_options(), context(256));
-    CHECK(p.budget_source.find("MemAvailable") != std::string::npos);
+    CHECK(p.budget_source == host.usable_source());
     // MemAvailable moves a little between the two reads.
     CHECK(static_cast<double>(p.budget) > 0.5 * static_cast<double>(available));
     CHECK(p.fits());
@@ -159,4 +161,50 @@ TEST_CASE("backend selection: Auto runs on the CPU without a device, Cuda says w
     }
     CHECK_THROWS_AS(backend::cuda_load_weights(nullptr, 0, 0), Error);
 #endif
+}
+
+TEST_CASE("device seam: the CPU is resolved, sized, placed and opened through backend/device.hpp", "[memory_plan][device]") {
+    CHECK(std::string(backend::backend_name(BackendKind::Cpu)) == "CPU");
+    CHECK(std::string(backend::backend_name(BackendKind::Cuda)) == "CUDA");
+    CHECK(backend::resolve_backend(BackendKind::Cpu) == BackendKind::Cpu);
+    CHECK(backend::resolve_backend(BackendKind::Cuda) == BackendKind::Cuda);
+
+    const backend::DeviceMemory host = backend::device_memory_info(BackendKind::Cpu);
+    CHECK(host.description == "host memory");
+    CHECK(host.free > 0);
+    CHECK(host.free_source == core::read_system_memory().usable_source());
+
+    const uint8_t bytes[64] = {};
+    CHECK(backend::place_weights(BackendKind::Cpu, bytes, sizeof bytes) == nullptr);  // read in place
+    backend::BackendOpenOptions open;
+    open.threads = 1;
+    const std::unique_ptr<backend::Backend> cpu = backend::open_backend(BackendKind::Cpu, open);
+    REQUIRE(cpu);
+    CHECK(cpu->host_tensors());
+
+    backend::ScratchShape shape;
+    shape.batch = 4;
+    shape.context_length = 256;
+    shape.max_row = 1024;
+    shape.max_weight_elements = 1024 * 1024;
+    shape.n_vocab = 32000;
+    shape.n_head = 8;
+    shape.n_head_kv = 2;
+    const backend::ScratchNeeds small = backend::scratch_bytes(BackendKind::Cpu, shape);
+    CHECK(small.device_overhead == 0);
+    CHECK(small.scratch > 0);
+    shape.context_length *= 4;  // per-thread attention scores grow with the context
+    CHECK(backend::scratch_bytes(BackendKind::Cpu, shape).scratch > small.scratch);
+    shape.batch *= 4;  // quantized activations grow with the batch
+    CHECK(backend::scratch_bytes(BackendKind::Cpu, shape).scratch > small.scratch);
+
+    // The CUDA backend states its needs without a device (a build without it: none).
+    const backend::ScratchNeeds gpu = backend::scratch_bytes(BackendKind::Cuda, shape);
+    if (GENIE_HAVE_CUDA) {
+        CHECK(gpu.device_overhead > 0);
+        CHECK(gpu.scratch > 0);
+    } else {
+        CHECK(gpu.device_overhead == 0);
+        CHECK(gpu.scratch == 0);
+    }
 }
