@@ -48,6 +48,9 @@ struct SessionOptions {
     /// The session keeps a second KV cache of context_length cells for it (same KV type and
     /// threads) and uses it in generate when GenerateOptions::speculative.draft_max > 0.
     std::optional<Model> draft_model;
+    /// CPU threads of the draft model; 0 = `threads`. A small draft runs as fast on fewer
+    /// threads and then waits less at each operation's barrier (llama.cpp's -td).
+    int32_t draft_threads = 0;
 };
 
 /// Speculative decoding in one generate call (docs/speculative.md): proposed tokens are

@@ -59,7 +59,7 @@ struct Session::Impl {
             runtime::check_same_vocabulary(m, *options.draft_model);
             SessionOptions draft_options;
             draft_options.context_length = options.context_length;
-            draft_options.threads = options.threads;
+            draft_options.threads = options.draft_threads > 0 ? options.draft_threads : options.threads;
             draft_options.batch_size = options.batch_size;
             draft_options.kv_type = options.kv_type;
             draft = std::make_unique<Session>(*options.draft_model, draft_options);
@@ -336,6 +336,7 @@ std::span<const TokenId> Session::cached_tokens() const noexcept { return impl_-
 void Session::reset() noexcept {
     impl_->cached.clear();
     impl_->logits.clear();
+    if (impl_->draft) impl_->draft->reset();
 }
 int32_t Session::context_length() const noexcept { return impl_->options.context_length; }
 size_t Session::kv_bytes() const noexcept { return impl_->cache->layout().bytes(); }

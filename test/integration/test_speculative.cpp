@@ -89,6 +89,53 @@ struct Pair {
 
 }  // namespace
 
+namespace {
+
+/// Greedy speculative decoding of `pair` (and of the target drafting for itself) against
+/// plain greedy decoding, for each draft length in `draft_maxes`.
+void check_draft_pair(const Pair& pair, std::initializer_list<int32_t> draft_maxes, int32_t max_tokens) {
+    for (const bool self_draft : {false, true}) {
+        const std::string draft_name = self_draft ? pair.target : pair.draft;
+        INFO(pair.target << " drafted by " << draft_name);
+        const Model target = Model::load(fixture(pair.target));
+        const Model draft = Model::load(fixture(draft_name));
+        Sampler sampler;  // greedy
+        GenerateOptions go;
+        go.max_tokens = max_tokens;
+        go.stop_on_eog = false;
+        const std::string prompt = "Once upon a time, in a small village by the sea, there lived";
+        const std::vector<TokenId> prompt_tokens = prompt_tokens_of(target, prompt);
+        Session plain_session(target, session_options());
+        const GenerateResult plain = plain_session.generate(prompt, sampler, go);
+        REQUIRE(plain.tokens.size() == static_cast<size_t>(max_tokens));
+        SessionOptions so = session_options();
+        so.draft_model = draft;
+        for (const int32_t draft_max : draft_maxes) {
+            for (const bool adaptive : {false, true}) {
+                INFO("draft_max " << draft_max << (adaptive ? " adaptive" : ""));
+                Session spec_session(target, so);
+                go.speculative.draft_max = draft_max;
+                go.speculative.draft_p_min = 0.0f;  // every step proposes draft_max tokens
+                go.speculative.adaptive = adaptive;
+                Sampler s2;
+                const GenerateResult spec = spec_session.generate(prompt, s2, go);
+                CHECK(spec.draft_tokens > 0);
+                check_greedy_identity(target, plain, spec, prompt_tokens);
+                if (self_draft && batch_invariant_kernels()) CHECK(spec.accepted_draft_tokens == spec.draft_tokens);
+                // The cache is consistent with what was produced: a second call that
+                // continues the output reuses all of it.
+                std::vector<TokenId> follow = prompt_tokens;
+                follow.insert(follow.end(), spec.tokens.begin(), spec.tokens.end());
+                GenerateOptions one;
+                one.max_tokens = 1;
+                CHECK(spec_session.generate(follow, s2, one).reused_prompt_tokens >= static_cast<int32_t>(follow.size()) - 1);
+            }
+        }
+    }
+}
+
+}  // namespace
+
 TEST_CASE("speculative greedy decoding with a draft model gives plain greedy decoding's tokens", "[speculative]") {
     const Pair pairs[] = {
         {"llama-tiny-f32", "llama-tiny-q4_k_m"},  {"llama-tiny-q4_k_m", "llama-tiny-q8_0"},
@@ -96,48 +143,21 @@ TEST_CASE("speculative greedy decoding with a draft model gives plain greedy dec
         {"qwen3-tiny-f16", "qwen3-tiny-q4_k"},    {"qwen3-tiny-q4_k_m", "qwen3-tiny-q4_k_m"},
         {"gemma3-tiny-f32", "gemma3-tiny-q4_k_m"}, {"gemma3-tiny-q4_k_m", "llama-tiny-q8_0"},
     };
-    for (const Pair& pair : pairs) {
-        for (const bool self_draft : {false, true}) {
-            const std::string draft_name = self_draft ? pair.target : pair.draft;
-            DYNAMIC_SECTION(pair.target << " drafted by " << draft_name) {
-                const Model target = Model::load(fixture(pair.target));
-                const Model draft = Model::load(fixture(draft_name));
-                Sampler sampler;  // greedy
-                GenerateOptions go;
-                go.max_tokens = 40;
-                go.stop_on_eog = false;
-                const std::string prompt = "Once upon a time, in a small village by the sea, there lived";
-                Session plain_session(target, session_options());
-                const GenerateResult plain = plain_session.generate(prompt, sampler, go);
-                REQUIRE(plain.tokens.size() == 40);
-                SessionOptions so = session_options();
-                so.draft_model = draft;
-                for (const int32_t draft_max : {1, 3, 8}) {
-                    for (const bool adaptive : {false, true}) {
-                        INFO("draft_max " << draft_max << (adaptive ? " adaptive" : ""));
-                        Session spec_session(target, so);
-                        go.speculative.draft_max = draft_max;
-                        go.speculative.draft_p_min = 0.0f;  // every step proposes draft_max tokens
-                        go.speculative.adaptive = adaptive;
-                        Sampler s2;
-                        const GenerateResult spec = spec_session.generate(prompt, s2, go);
-                        CHECK(spec.draft_tokens > 0);
-                        const std::vector<TokenId> prompt_tokens = prompt_tokens_of(target, prompt);
-                        check_greedy_identity(target, plain, spec, prompt_tokens);
-                        if (self_draft && batch_invariant_kernels()) CHECK(spec.accepted_draft_tokens == spec.draft_tokens);
-                        // The cache is consistent with what was produced: a second call that
-                        // continues the output reuses it and still matches plain decoding.
-                        std::vector<TokenId> follow = prompt_tokens;
-                        follow.insert(follow.end(), spec.tokens.begin(), spec.tokens.end());
-                        GenerateOptions one;
-                        one.max_tokens = 1;
-                        CHECK(spec_session.generate(follow, s2, one).reused_prompt_tokens >=
-                              static_cast<int32_t>(follow.size()) - 1);
-                    }
-                }
-            }
-        }
-    }
+    for (const Pair& pair : pairs)
+        DYNAMIC_SECTION(pair.target << " drafted by " << pair.draft) { check_draft_pair(pair, {1, 3, 8}, 40); }
+}
+
+// Run by ctest with GENIE_CPU_ISA=scalar (batch-invariant kernels: exact identity, and a
+// model drafting for itself keeps every proposal); a smaller set, the scalar kernels are slow.
+TEST_CASE("speculative greedy decoding is exact on batch-invariant kernels", "[.speculative-scalar]") {
+    if (!batch_invariant_kernels()) WARN("not the scalar kernels (set GENIE_CPU_ISA=scalar): checked up to ties only");
+    const Pair pairs[] = {
+        {"llama-tiny-f32", "llama-tiny-q8_0"},
+        {"qwen3-tiny-f32", "qwen2-tiny-f32"},
+        {"gemma3-tiny-f32", "llama-tiny-f32"},
+    };
+    for (const Pair& pair : pairs)
+        DYNAMIC_SECTION(pair.target << " drafted by " << pair.draft) { check_draft_pair(pair, {3}, 12); }
 }
 
 TEST_CASE("prompt lookup speculation gives plain greedy decoding's tokens", "[speculative]") {
