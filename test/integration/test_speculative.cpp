@@ -197,7 +197,7 @@ TEST_CASE("prompt lookup speculation gives plain greedy decoding's tokens", "[sp
     }
 }
 
-TEST_CASE("a draft model with another vocabulary is refused, naming the first token that differs", "[speculative]") {
+TEST_CASE("a draft model with another vocabulary is refused and the error names the first differing token", "[speculative]") {
     const Model target = Model::load(fixture("llama-tiny-f32"));
     SessionOptions so = session_options();
     so.draft_model = Model::load(fixture("qwen2-tiny-f32"));
