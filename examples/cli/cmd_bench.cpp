@@ -68,7 +68,8 @@ void usage(std::FILE* out) {
                "  --backend B            cpu (default), cuda or auto (CUDA when the build and a device have it)\n"
                "  --kv-type T            KV cache type: f16 (default), f32 or q8_0 (llama-bench's -ctk / -ctv)\n"
                "  --no-warmup            skip the untimed warm-up run of each test\n"
-               "  --json                 print one JSON object with every figure instead of the table\n");
+               "  --json                 print one JSON object with every figure instead of the table\n"
+               "  --spec-prompts FILE    speculative decoding against plain on a prompt set (see --spec-prompts --help)\n");
 }
 
 int64_t parse_int(std::string_view flag, std::string_view text) {
@@ -245,6 +246,7 @@ double time_gen(Session& s, const std::vector<TokenId>& depth, std::span<const T
 }  // namespace
 
 int cmd_bench(Args args) {
+    if (is_speculative_bench(args)) return cmd_bench_speculative(args);
     std::string model_path;
     std::vector<int32_t> prompts{512}, gens{128}, depths{0}, threads_list{0};
     int32_t reps = 5, batch = 512, ttft_prompt = 100;

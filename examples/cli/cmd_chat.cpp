@@ -35,7 +35,9 @@ void usage(std::FILE* out) {
                "  --hide-reasoning        do not print reasoning\n"
                "  --grammar-file PATH     constrain each answer to a GBNF grammar (rule 'root'; thinking off)\n"
                "  --verbose               print timings after each answer (stderr)\n"
-               "stdin: one user message per line; /reset clears the conversation, /exit quits\n");
+               "{}"
+               "stdin: one user message per line; /reset clears the conversation, /exit quits\n",
+               kSpeculativeUsage);
 }
 
 }  // namespace
@@ -48,8 +50,10 @@ int cmd_chat(Args args) {
     SessionOptions session_options;
     ChatOptions chat;
     chat.generate.max_tokens = 512;
+    SpeculativeFlags speculative;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
+        if (parse_speculative_flag(args, i, speculative)) continue;
         auto value = [&]() -> std::string {
             if (i + 1 >= args.size()) throw Error(ErrorCode::InvalidArgument, fmt::format("{} needs a value", a));
             return std::string(args[++i]);
@@ -99,6 +103,7 @@ int cmd_chat(Args args) {
         chat.generate.constraint = grammar_from_file(grammar_file, model.tokenizer());
         chat.enable_thinking = false;  // the constrained answer is the grammar's text itself
     }
+    apply_speculative_flags(speculative, session_options, chat.generate);
     Session session(model, session_options);
     Sampler sampler(sampling);
     std::vector<ChatMessage> history;
@@ -148,6 +153,9 @@ int cmd_chat(Args args) {
                        r.generation.prompt_tokens, r.generation.reused_prompt_tokens, t.time_to_first_token_ms,
                        r.generation.completion_tokens, t.decode_tokens_per_s,
                        r.tool_calls.empty() ? "" : fmt::format(", tool call '{}'", r.tool_calls.front().name));
+            if (const std::string d = speculative_summary(r.generation.draft_tokens, r.generation.accepted_draft_tokens);
+                !d.empty())
+                fmt::print(stderr, "[{}]\n", d);
         }
     }
     return 0;

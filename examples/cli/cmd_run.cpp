@@ -31,7 +31,9 @@ void usage(std::FILE* out) {
                "  --ids                print the generated token ids instead of text\n"
                "  --ignore-eos         do not stop at end-of-generation tokens\n"
                "  --grammar-file PATH  constrain the output to a GBNF grammar (llama.cpp's format; rule 'root')\n"
-               "  --verbose            print timings to stderr\n");
+               "  --verbose            print timings to stderr\n"
+               "{}",
+               kSpeculativeUsage);
 }
 
 template <class T>
@@ -70,8 +72,10 @@ int cmd_run(Args args) {
     SessionOptions session_options;
     GenerateOptions gen;
     gen.max_tokens = 128;
+    SpeculativeFlags speculative;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
+        if (parse_speculative_flag(args, i, speculative)) continue;
         auto value = [&]() -> std::string_view {
             if (i + 1 >= args.size()) throw Error(ErrorCode::InvalidArgument, fmt::format("{} needs a value", a));
             return args[++i];
@@ -109,6 +113,7 @@ int cmd_run(Args args) {
 
     const Model model = load_with_progress(model_path);
     if (!grammar_file.empty()) gen.constraint = grammar_from_file(grammar_file, model.tokenizer());
+    apply_speculative_flags(speculative, session_options, gen);
     Session session(model, session_options);
     Sampler sampler(sampling);
     bool first = true;
@@ -137,6 +142,8 @@ int cmd_run(Args args) {
                    "generated: {} tokens, {:.1f} t/s | finish: {}\n",
                    t.load_ms, result.prompt_tokens, result.reused_prompt_tokens, t.prompt_eval_ms, t.prompt_tokens_per_s,
                    t.time_to_first_token_ms, result.completion_tokens, t.decode_tokens_per_s, reason);
+        if (const std::string d = speculative_summary(result.draft_tokens, result.accepted_draft_tokens); !d.empty())
+            fmt::print(stderr, "{}\n", d);
     }
     return 0;
 }

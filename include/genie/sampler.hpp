@@ -60,6 +60,12 @@ public:
     virtual void reset() {}
 };
 
+/// One token's probability in a Sampler's final distribution (Sampler::distribution).
+struct TokenProbability {
+    TokenId token = kNoToken;
+    double p = 0.0;
+};
+
 /// Picks tokens from logits. Deterministic for given options and inputs. One Sampler
 /// is used by one generation at a time (not thread-safe); copies are independent.
 class GENIE_API Sampler {
@@ -74,6 +80,15 @@ public:
     const SamplerOptions& options() const noexcept;
     /// Chooses a token from `logits` (one float per vocabulary entry).
     TokenId sample(std::span<const float> logits);
+    /// The distribution sample() draws from for `logits`: after logit_bias, the user stages,
+    /// the penalties, top-k, typical, top-p, min-p and temperature, as (token, probability)
+    /// pairs with probability > 0 that sum to 1, in the chain's candidate order. Greedy
+    /// (temperature <= 0): the token sample() returns, with probability 1. Draws no random
+    /// number and changes no state but the scratch candidates. Speculative decoding's
+    /// rejection rule compares two of these (docs/speculative.md).
+    void distribution(std::span<const float> logits, std::vector<TokenProbability>& out);
+    /// The next uniform double in [0, 1) from the sampler's seeded RNG (the draw's source).
+    double uniform();
     /// Tells the sampler a token was accepted (the penalties remember the last
     /// penalty_last_n accepted tokens). Prompt tokens may be accepted too, as llama.cpp's
     /// common_sampler does.

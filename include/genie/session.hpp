@@ -43,6 +43,37 @@ struct SessionOptions {
     int32_t threads = 0;         ///< CPU threads; 0 = all hardware threads
     int32_t batch_size = 512;    ///< prompt tokens evaluated per forward pass
     KvType kv_type = KvType::F16;
+    /// Speculative decoding's draft model (docs/speculative.md): a smaller model with the
+    /// same vocabulary (checked here: InvalidArgument naming the first token that differs).
+    /// The session keeps a second KV cache of context_length cells for it (same KV type and
+    /// threads) and uses it in generate when GenerateOptions::speculative.draft_max > 0.
+    std::optional<Model> draft_model;
+    /// CPU threads of the draft model; 0 = `threads`. A small draft runs as fast on fewer
+    /// threads and then waits less at each operation's barrier (llama.cpp's -td).
+    int32_t draft_threads = 0;
+};
+
+/// Speculative decoding in one generate call (docs/speculative.md): proposed tokens are
+/// verified by the model in one forward pass and kept up to the first the model would not
+/// have produced. Greedy sampling gives the tokens plain decoding gives (up to the batch
+/// kernels' float rounding: docs/speculative.md says what is guaranteed); with temperature
+/// the rejection rule keeps the model's own distribution. Off with a constraint.
+struct SpeculativeOptions {
+    /// Most tokens proposed per step (llama-server's --draft-max); 0 turns speculation off.
+    int32_t draft_max = 16;
+    /// A step with fewer proposals than this decodes one token plainly (--draft-min).
+    int32_t draft_min = 0;
+    /// Draft model: stop proposing at a token the draft gives less than this probability
+    /// (softmax of its logits; --draft-p-min). 0: always draft_max tokens.
+    float draft_p_min = 0.75f;
+    /// Adapt the proposal length to the acceptance: after a step that kept every proposal
+    /// the next may propose 2 more (up to draft_max), after a rejection one more than were
+    /// kept (at least draft_min, at least 1).
+    bool adaptive = false;
+    /// Prompt lookup (no draft model needed; used when the session has none): propose the
+    /// tokens that followed the most recent earlier occurrence of the last `lookup_ngram`
+    /// tokens of the prompt + output. 0: off.
+    int32_t lookup_ngram = 0;
 };
 
 /// Options of one Session::generate call.
@@ -75,6 +106,8 @@ struct GenerateOptions {
     /// began, so the prompt's evaluation counts); 0 = none. A longer gap ends generation
     /// with FinishReason::Timeout after that token is delivered.
     double idle_timeout_s = 0;
+    /// Speculative decoding (used with SessionOptions::draft_model or lookup_ngram > 0).
+    SpeculativeOptions speculative;
 };
 
 /// What a piece of output is.
@@ -119,6 +152,8 @@ struct GenerateResult {
     int32_t reused_prompt_tokens = 0;  ///< prompt tokens found in the KV cache (not evaluated)
     int32_t completion_tokens = 0;   ///< == tokens.size()
     Timings timings;
+    int32_t draft_tokens = 0;         ///< speculative decoding: tokens proposed
+    int32_t accepted_draft_tokens = 0;  ///< speculative decoding: proposals kept (accepted / draft = acceptance rate)
 };
 
 /// Called with each new piece; return false to stop (finish reason Stop).

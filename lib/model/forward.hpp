@@ -14,8 +14,10 @@ public:
     Forward(const Model::Impl& model, backend::Backend& backend, backend::KvCache& cache);
 
     /// Runs `tokens` at positions [first_pos, first_pos + n), writing their K/V into the
-    /// cache, and copies the logits of the last token to `logits` (n_vocab floats).
-    void run(std::span<const int32_t> tokens, int32_t first_pos, float* logits);
+    /// cache, and copies the logits of the last `n_logits` tokens to `logits`
+    /// ([n_logits, n_vocab] floats, in token order; 1 <= n_logits <= n). Speculative
+    /// verification asks for every position at once.
+    void run(std::span<const int32_t> tokens, int32_t first_pos, float* logits, int64_t n_logits = 1);
     /// Bytes of the activation workspace (engine status).
     size_t workspace_bytes() const noexcept { return workspace_->bytes(); }
 

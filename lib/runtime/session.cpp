@@ -7,7 +7,9 @@
 #include "model/memory_plan.hpp"
 #include "model/model_impl.hpp"
 #include "runtime/kv_file.hpp"
+#include "runtime/ngram_lookup.hpp"
 #include "runtime/output_filter.hpp"
+#include "runtime/speculative.hpp"
 
 #include <genie/error.hpp>
 #include <genie/memory_plan.hpp>
@@ -37,6 +39,7 @@ struct Session::Impl {
     std::vector<TokenId> cached;  // tokens whose K/V are in the cache, in position order
     std::vector<float> logits;
     std::atomic<bool> cancel_requested{false};
+    std::unique_ptr<Session> draft;  // speculative decoding's draft model and its KV cache
 
     Impl(const Model& m, const SessionOptions& o) : model(m), options(o) {
         const model::HParams& hp = m.impl().hparams;
@@ -52,6 +55,72 @@ struct Session::Impl {
         detail::inject_alloc_failure("KV cache");   // tests only: an injected OutOfMemory
         cache = backend->create_kv_cache(layout);
         forward = std::make_unique<model::Forward>(m.impl(), *backend, *cache);
+        if (options.draft_model) {
+            runtime::check_same_vocabulary(m, *options.draft_model);
+            SessionOptions draft_options;
+            draft_options.context_length = options.context_length;
+            draft_options.threads = options.draft_threads > 0 ? options.draft_threads : options.threads;
+            draft_options.batch_size = options.batch_size;
+            draft_options.kv_type = options.kv_type;
+            draft = std::make_unique<Session>(*options.draft_model, draft_options);
+        }
+    }
+
+    /// State of speculative decoding during one generate call (docs/speculative.md).
+    struct Speculation {
+        const SpeculativeOptions& options;
+        std::optional<Sampler> draft_sampler;  // the draft's own draws (another seed: independent of the target's)
+        runtime::Proposal proposal;
+        std::vector<TokenId> history;      // prompt + output so far: what the proposals continue
+        std::vector<float> verify_logits;  // [proposals + 1, n_vocab]
+        std::vector<TokenId> ready;        // tokens decided by the last step, not yet emitted
+        size_t ready_at = 0;               // next of `ready` to emit
+        size_t ready_accepted = 0;         // ready[0, ready_accepted) were passed to sampler.accept already
+        int32_t draft_length = 0;
+        explicit Speculation(const SpeculativeOptions& o) : options(o), draft_length(o.draft_max) {}
+    };
+
+    /// One step after `next` (emitted, not yet evaluated): proposes, verifies the proposals
+    /// and `next` in one forward pass and leaves the tokens it decided in spec.ready; false
+    /// when there were too few proposals (the caller decodes `next` plainly).
+    bool speculative_step(Speculation& spec, TokenId next, Sampler& sampler, GenerateResult& result) {
+        const SpeculativeOptions& so = spec.options;
+        const auto pos = static_cast<int32_t>(cached.size());
+        const int32_t n = std::min({spec.draft_length, options.context_length - pos - 1, options.batch_size - 1});
+        spec.proposal.clear();
+        if (n <= 0) return false;
+        spec.history.assign(cached.begin(), cached.end());
+        spec.history.push_back(next);
+        if (draft) {
+            runtime::propose_from_draft(*draft, spec.history, *spec.draft_sampler, n, so.draft_p_min, spec.proposal);
+        } else {
+            runtime::lookup_proposals(spec.history, so.lookup_ngram, n, spec.proposal.tokens);
+            spec.proposal.q.assign(spec.proposal.tokens.size(), {});  // point masses
+        }
+        const auto k = static_cast<int32_t>(spec.proposal.tokens.size());
+        if (k == 0 || k < so.draft_min) return false;
+        // The target sees next and the proposals at once: logits for every position.
+        std::vector<TokenId>& batch = spec.history;  // reused: [next, proposals...]
+        batch.assign(1, next);
+        batch.insert(batch.end(), spec.proposal.tokens.begin(), spec.proposal.tokens.end());
+        const int32_t n_vocab = model.impl().hparams.n_vocab;
+        spec.verify_logits.resize(static_cast<size_t>(k + 1) * static_cast<size_t>(n_vocab));
+        forward->run(batch, pos, spec.verify_logits.data(), k + 1);
+        const runtime::Verdict verdict = runtime::verify(spec.verify_logits, n_vocab, spec.proposal, sampler);
+        const auto a = static_cast<size_t>(verdict.accepted);
+        // The target's cache keeps next and the kept proposals; the cells of the rejected
+        // ones are overwritten by the next pass (attention reads cells < position only).
+        cached.insert(cached.end(), batch.begin(), batch.begin() + static_cast<long>(a + 1));
+        const auto row = spec.verify_logits.begin() + static_cast<long>(a * static_cast<size_t>(n_vocab));
+        logits.assign(row, row + n_vocab);
+        spec.ready.assign(spec.proposal.tokens.begin(), spec.proposal.tokens.begin() + static_cast<long>(a));
+        spec.ready.push_back(verdict.next);
+        spec.ready_at = 0;
+        spec.ready_accepted = a;
+        result.draft_tokens += k;
+        result.accepted_draft_tokens += verdict.accepted;
+        spec.draft_length = runtime::adapt_draft_length(so, spec.draft_length, k, verdict.accepted);
+        return true;
     }
 
     /// Evaluates `tokens` as the whole sequence: reuses the cached prefix, runs the rest.
@@ -133,19 +202,39 @@ struct Session::Impl {
             last_token = now;
             return late;
         };
+        // Speculative decoding: a draft model, else prompt lookup; never with a constraint.
+        if (opt.speculative.draft_max < 0 || opt.speculative.draft_min < 0 || opt.speculative.lookup_ngram < 0 ||
+            !(opt.speculative.draft_p_min >= 0.0f && opt.speculative.draft_p_min <= 1.0f))
+            throw Error(ErrorCode::InvalidArgument,
+                        "speculative options: draft_max, draft_min and lookup_ngram must be >= 0, draft_p_min in [0, 1]");
+        std::optional<Speculation> spec;
+        if (!json && opt.speculative.draft_max > 0 && (draft || opt.speculative.lookup_ngram > 0)) {
+            spec.emplace(opt.speculative);
+            if (draft) {
+                SamplerOptions dso = sampler.options();
+                dso.seed = dso.seed * 2654435761u + 1u;
+                spec->draft_sampler.emplace(dso);
+            }
+        }
         result.finish_reason = FinishReason::Length;
         for (int32_t i = 0; i < opt.max_tokens; ++i) {
             if (cancel_requested.load()) {
                 result.finish_reason = FinishReason::Cancelled;
                 break;
             }
-            const TokenId next =
-                json ? constraint::sample_constrained(*json, sampler, logits, masked_logits) : sampler.sample(logits);
+            TokenId next;
+            bool accepted_already = false;
+            if (spec && spec->ready_at < spec->ready.size()) {  // decided by the last speculative step
+                accepted_already = spec->ready_at < spec->ready_accepted;
+                next = spec->ready[spec->ready_at++];
+            } else {
+                next = json ? constraint::sample_constrained(*json, sampler, logits, masked_logits) : sampler.sample(logits);
+            }
             if (next == kNoToken) {  // the constrained value is complete and the vocabulary has no EOG
                 result.finish_reason = FinishReason::Stop;
                 break;
             }
-            sampler.accept(next);
+            if (!accepted_already) sampler.accept(next);
             if (i == 0) {
                 t_first = Clock::now();
                 result.timings.time_to_first_token_ms = ms_since(start);
@@ -165,11 +254,13 @@ struct Session::Impl {
                 break;
             }
             if (i + 1 == opt.max_tokens) break;  // Length; the last token is not evaluated
+            if (spec && spec->ready_at < spec->ready.size()) continue;  // already evaluated
             if (static_cast<int32_t>(cached.size()) >= options.context_length) break;  // context full: Length
             if (cancel_requested.load()) {
                 result.finish_reason = FinishReason::Cancelled;
                 break;
             }
+            if (spec && speculative_step(*spec, next, sampler, result)) continue;
             const TokenId one[1] = {next};
             forward->run(one, static_cast<int32_t>(cached.size()), logits.data());
             cached.push_back(next);
@@ -257,6 +348,7 @@ std::span<const TokenId> Session::cached_tokens() const noexcept { return impl_-
 void Session::reset() noexcept {
     impl_->cached.clear();
     impl_->logits.clear();
+    if (impl_->draft) impl_->draft->reset();
 }
 int32_t Session::context_length() const noexcept { return impl_->options.context_length; }
 size_t Session::kv_bytes() const noexcept { return impl_->cache->layout().bytes(); }

@@ -164,6 +164,8 @@ struct Sampler::State {
     std::vector<std::shared_ptr<SamplerStage>> stages;
     std::vector<float> scratch;  // logits after logit_bias and the user stages
 
+    TokenId prepare(std::span<const float> logits);
+
     bool penalties_on() const {
         const auto& o = options;
         return o.penalty_last_n > 0 &&
@@ -234,22 +236,23 @@ void Sampler::reset() {
     state_->counts.clear();
 }
 
-TokenId Sampler::sample(std::span<const float> logits) {
+/// Runs the chain up to the draw on `logits`; returns the greedy token when temperature <= 0,
+/// else kNoToken with the candidates left ready for the draw (logits divided by temperature).
+TokenId Sampler::State::prepare(std::span<const float> logits) {
     if (logits.empty()) throw Error(ErrorCode::InvalidArgument, "sampler: no logits");
-    State& s = *state_;
-    const SamplerOptions& o = s.options;
-    Candidates& cand = s.candidates;
-    if (!o.logit_bias.empty() || !s.stages.empty()) {
-        s.scratch.assign(logits.begin(), logits.end());
+    const SamplerOptions& o = options;
+    Candidates& cand = candidates;
+    if (!o.logit_bias.empty() || !stages.empty()) {
+        scratch.assign(logits.begin(), logits.end());
         for (const auto& [id, bias] : o.logit_bias)
-            if (id >= 0 && static_cast<size_t>(id) < s.scratch.size()) s.scratch[static_cast<size_t>(id)] += bias;
-        for (auto& stage : s.stages) stage->apply(s.scratch);
-        logits = s.scratch;
+            if (id >= 0 && static_cast<size_t>(id) < scratch.size()) scratch[static_cast<size_t>(id)] += bias;
+        for (auto& stage : stages) stage->apply(scratch);
+        logits = scratch;
     }
     cand.c.resize(logits.size());
     for (size_t i = 0; i < logits.size(); ++i) cand.c[i] = {static_cast<TokenId>(i), logits[i], 0.0f};
     cand.sorted = false;
-    s.apply_penalties();
+    apply_penalties();
     if (o.temperature <= 0.0f) {
         // Greedy: the first maximum (lowest id on ties), as llama.cpp's greedy sampler.
         size_t best = 0;
@@ -262,7 +265,39 @@ TokenId Sampler::sample(std::span<const float> logits) {
     top_p(cand, o.top_p);
     min_p(cand, o.min_p);
     for (auto& x : cand.c) x.logit /= o.temperature;
-    return draw(cand, s.rng);
+    return kNoToken;
+}
+
+TokenId Sampler::sample(std::span<const float> logits) {
+    State& s = *state_;
+    const TokenId greedy = s.prepare(logits);
+    if (greedy != kNoToken) return greedy;
+    return draw(s.candidates, s.rng);
+}
+
+void Sampler::distribution(std::span<const float> logits, std::vector<TokenProbability>& out) {
+    State& s = *state_;
+    out.clear();
+    const TokenId greedy = s.prepare(logits);
+    if (greedy != kNoToken) {
+        out.push_back({greedy, 1.0});
+        return;
+    }
+    // The weights draw() uses: exp(logit - max) in float, summed in double.
+    const auto& c = s.candidates.c;
+    float max_l = c.front().logit;
+    for (size_t i = 1; i < c.size(); ++i) max_l = std::max(max_l, c[i].logit);
+    double sum = 0.0;
+    for (const auto& x : c) sum += static_cast<double>(std::exp(x.logit - max_l));
+    for (const auto& x : c) {
+        const double p = static_cast<double>(std::exp(x.logit - max_l)) / sum;
+        if (p > 0.0) out.push_back({x.id, p});
+    }
+}
+
+double Sampler::uniform() {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    return u(state_->rng);
 }
 
 }  // namespace genie

@@ -79,3 +79,19 @@ def test_run_and_chat_grammar_file(genie_cli, testdata, tmp_path):
     grammar.write_text("root ::= missing\n")
     bad = run(genie_cli, "run", "-m", model, "-p", "x", "--grammar-file", grammar)
     assert bad.returncode != 0 and "rule 'missing' is used but not defined" in bad.stderr
+
+
+def test_run_speculative_flags_give_the_golden_ids(genie_cli, testdata):
+    """-md (the model drafting for itself) and --spec-lookup: the same greedy ids as llama.cpp's
+    plain continuation, and --verbose reports the proposals kept (docs/speculative.md)."""
+    golden = json.loads(GOLDEN.read_text())
+    model = testdata / "models" / "stories260K.gguf"
+    case = golden["cases"][0]
+    for flags in (["-md", model, "--draft-max", 4, "--draft-p-min", 0], ["--spec-lookup", 2, "--draft-max", 6]):
+        r = run(genie_cli, "run", "-m", model, "-p", case["prompt"], "-n", 64, "--temp", 0, "--ids", "--ignore-eos",
+                "--threads", 2, "--verbose", *flags)
+        assert r.returncode == 0, r.stderr
+        assert [int(t) for t in r.stdout.split()] == case["tokens"], flags
+        assert "proposed" in r.stderr or flags[0] == "--spec-lookup"
+    bad = run(genie_cli, "run", "-m", model, "-p", "x", "--draft-max", "many")
+    assert bad.returncode != 0 and "--draft-max expects an integer" in bad.stderr
