@@ -179,7 +179,7 @@ std::string python_format(const std::string& fmt, const CallArgs& a) {
 }
 
 Value string_method(const Value& self, const std::string& name) {
-    const std::string s = self.as_string();
+    const std::string& s = self.as_string();  // the callables below capture copies
     auto bind = [&](NativeFunction f) { return make_callable(name, std::move(f)); };
     if (name == "startswith" || name == "endswith") {
         const bool prefix = name == "startswith";
@@ -339,7 +339,7 @@ Value unsafe_method(const std::string& type, const std::string& name) {
 }
 
 Value dict_method(const Value& self, const std::string& name) {
-    const auto d = self.dict_ptr();
+    const auto& d = self.dict_ptr();  // the callables below capture copies
     if (name == "items")
         return make_callable(name, [d](Interpreter&, CallArgs&) {
             std::vector<Value> out;
