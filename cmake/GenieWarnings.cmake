@@ -1,6 +1,7 @@
 # Warning flags for libgenie's own targets (not for third-party code).
 # GENIE_WERROR (not yet on in .ci/run: the ASan/UBSan build is unverified with it): warnings are
 # errors for these targets' C and C++ sources.
+# Designated initializers leave the fields they do not name at their defaults by design, so
 # -Wmissing-field-initializers (which GCC 12 raises for them) is off. GCC 12's
 # -Wmaybe-uninitialized / -Wuninitialized inside the AVX-512 intrinsics (GCC bug 105593,
 # fixed in 13) and its -Wrestrict / -Wmaybe-uninitialized in libstdc++'s string code at -O2
