@@ -104,8 +104,8 @@ void register_chat(py::module_& m) {
             [](const PyConstraint& c, const py::object& text) {
                 const std::string bytes = py::isinstance<py::bytes>(text) ? py::cast<std::string>(text)
                                                                          : py::cast<std::string>(py::str(text));
-                JsonMatcher m(c.constraint);
-                return m.accept_text(bytes) && m.is_complete();
+                JsonMatcher matcher(c.constraint);
+                return matcher.accept_text(bytes) && matcher.is_complete();
             },
             py::arg("text"), "True when `text` (str or bytes) is a complete output the constraint accepts.")
         .def(
@@ -113,8 +113,8 @@ void register_chat(py::module_& m) {
             [](const PyConstraint& c, const py::object& text) {
                 const std::string bytes = py::isinstance<py::bytes>(text) ? py::cast<std::string>(text)
                                                                          : py::cast<std::string>(py::str(text));
-                JsonMatcher m(c.constraint);
-                return m.accept_text(bytes);
+                JsonMatcher matcher(c.constraint);
+                return matcher.accept_text(bytes);
             },
             py::arg("text"), "True when `text` can still be completed to an accepted output.")
         .def("__repr__", [](const PyConstraint& c) { return "<genie.Constraint " + c.kind + ">"; });

@@ -26,7 +26,7 @@ struct Interpreter::DepthGuard {
     ~DepthGuard() { --in.depth_; }
 };
 
-Interpreter::Interpreter(const Template& tmpl, RenderSettings settings) : template_(tmpl), settings_(std::move(settings)) {}
+Interpreter::Interpreter(const Template& tmpl, RenderSettings settings) : template_(tmpl), settings_(settings) {}
 
 Interpreter::~Interpreter() {
     // Namespaces may reference themselves (ns.self = ns); clearing them breaks every cycle.

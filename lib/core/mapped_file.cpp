@@ -55,10 +55,9 @@ MappedFile MappedFile::open(const std::filesystem::path& path) {
         }
 #ifdef MADV_HUGEPAGE
         // Read-ahead then fills the page cache with 2 MiB folios where the kernel and file
-        // system have them (Linux 6.x, ext4/xfs), so decode's weight stream is all on 2 MiB
-        // pages: a 4B Q4_K_M read from cold cache had 2.19-2.22 of its 2.44 GB PMD-mapped
-        // without it, all with it (/proc/PID/smaps FilePmdMapped; tg64 within noise,
-        // 8.29-8.70 -> 8.53-8.71 t/s). Advice only: a kernel without file THP ignores it.
+        // system have them (Linux 6.x, ext4/xfs), so decode's weight stream is all on 2 MiB pages
+        // (/proc/PID/smaps FilePmdMapped; docs/performance-history.md). Advice only: a kernel without
+        // file THP ignores it.
         ::madvise(addr, file.size_, MADV_HUGEPAGE);
 #endif
         file.data_ = static_cast<const uint8_t*>(addr);

@@ -117,9 +117,8 @@ void accumulate_values_avx2(const uint8_t* V, size_t row_bytes, int32_t n_kv, in
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 /// accumulate_values_avx2 with 512-bit vectors (the avx512* sets): a block's 32 values of
 /// each of the four cells in two vectors, each output vector loaded and stored once per
-/// four cells; the same FMAs in the same order per output (the same numbers). 0.6B tg32
-/// at depth 2048 with an INT8 cache, against the 256-bit loop in the same build, 3 pairs:
-/// 32.9-33.2 -> 33.4-35.3 t/s (F16 cache: 37.6-40.1).
+/// four cells; the same FMAs in the same order per output (the same numbers); faster than the
+/// 256-bit loop in the same build (docs/performance-history.md).
 GENIE_Q8_AVX512
 void accumulate_values_avx512(const uint8_t* V, size_t row_bytes, int32_t n_kv, int32_t blocks_per_head, const float* p,
                               size_t p_stride, int32_t group, float* o, int32_t head_dim) {

@@ -205,9 +205,8 @@ namespace {
 bool detect_two_streams() {
     if (const char* want = std::getenv("GENIE_DECODE_STREAMS"); want && *want) return std::strcmp(want, "1") != 0;
 #if defined(__x86_64__) || defined(__i386__)
-    // Intel (Xeon VM, client cores: docs/kernels.md) and AMD with AVX-512 (Zen 4 and
-    // later: one core from DRAM Q4_K 24.2-24.9 -> 24.7-26.7 GB/s, 0.6B tg64 at 2 threads
-    // +3 % median over 8 interleaved pairs, 4B within noise; 2026-12-06). AMD CPUs without
+    // Intel (Xeon VM, client cores) and AMD with AVX-512 (Zen 4 and later), where the two-stream
+    // walk was measured faster (docs/kernels.md, docs/performance-history.md). AMD CPUs without
     // AVX-512 keep one stream: this walk was not measured on one.
     __builtin_cpu_init();
     return __builtin_cpu_is("intel") != 0 || (__builtin_cpu_is("amd") != 0 && __builtin_cpu_supports("avx512f") != 0);

@@ -29,7 +29,7 @@ using QuantizeFn = void (*)(const float* x, void* y, int64_t k);
 
 /// Which of ggml's summation orders attention's F16 dot products follow: llama.cpp (flash
 /// attention off) sums them with ggml_vec_dot_f16 in a one-token batch (Decode) and with
-/// llamafile's tinyBLAS in a longer one (Batch); x86_attention_order.inc spells both out.
+/// llamafile's tinyBLAS in a longer one (Batch); kernels/x86/attention_f16.inc spells both out.
 /// The NEON set and the scalar reference sum in their own orders and ignore it.
 enum class AttnOrder : uint8_t { Decode, Batch };
 
