@@ -20,13 +20,7 @@ namespace {
 
 SamplerOptions sampler_options(std::optional<float> temperature, std::optional<int32_t> top_k,
                                std::optional<float> top_p, std::optional<float> min_p, std::optional<uint32_t> seed) {
-    SamplingArgs s;
-    s.temperature = temperature;
-    s.top_k = top_k;
-    s.top_p = top_p;
-    s.min_p = min_p;
-    s.seed = seed;
-    return s.options();
+    return SamplingArgs{.temperature = temperature, .top_p = top_p, .min_p = min_p, .top_k = top_k, .seed = seed}.options();
 }
 
 py::dict status_dict(const EngineStatus& s) {
