@@ -35,7 +35,36 @@ struct PySession {
     // chat()'s forced tool-call constraint, kept while the tools stay the same.
     std::string tool_key;
     std::shared_ptr<const JsonConstraint> tool_constraint;
+    // Session.speculative: the speculative options of every generate / stream / chat call.
+    SpeculativeOptions speculative;
 };
+
+py::dict speculative_dict(const SpeculativeOptions& o) {
+    py::dict d;
+    d["draft_max"] = o.draft_max;
+    d["draft_min"] = o.draft_min;
+    d["draft_p_min"] = o.draft_p_min;
+    d["adaptive"] = o.adaptive;
+    d["lookup_ngram"] = o.lookup_ngram;
+    return d;
+}
+
+/// Session.speculative = {...}: the keys of speculative_dict; the ones left out keep their
+/// value; an unknown key is an InvalidArgument.
+void set_speculative(SpeculativeOptions& o, const py::dict& d) {
+    SpeculativeOptions n = o;
+    for (const auto& [key_object, value] : d) {
+        const std::string key = py::cast<std::string>(key_object);
+        if (key == "draft_max") n.draft_max = py::cast<int32_t>(value);
+        else if (key == "draft_min") n.draft_min = py::cast<int32_t>(value);
+        else if (key == "draft_p_min") n.draft_p_min = py::cast<float>(value);
+        else if (key == "adaptive") n.adaptive = py::cast<bool>(value);
+        else if (key == "lookup_ngram") n.lookup_ngram = py::cast<int32_t>(value);
+        else raise_error(ErrorCode::InvalidArgument, "Session.speculative: unknown key '" + key +
+                                                         "' (draft_max, draft_min, draft_p_min, adaptive, lookup_ngram)");
+    }
+    o = n;
+}
 
 KvType parse_kv_type(const std::string& name) {
     if (name == "f16") return KvType::F16;
@@ -114,6 +143,7 @@ GenerateResult generate(PySession& self, const py::object& prompt, int32_t max_t
                         const SamplingArgs& sampling, bool stop_on_eog, bool add_special, bool parse_special,
                         const std::vector<std::string>& stop, const py::object& constraint, const py::object& callback) {
     Request request(prompt, sampler, sampling, max_tokens, stop_on_eog, add_special, parse_special, stop, constraint);
+    request.options.speculative = self.speculative;
     BusyScope session_busy(self.busy, "the session");
     BusyScope sampler_busy(request.sampler->busy, "the sampler");
     std::exception_ptr callback_error;
@@ -289,6 +319,7 @@ std::unique_ptr<Request> chat_request(PySession& self, const py::list& messages,
     request->is_chat = true;
     request->messages = messages_from_python(messages);
     ChatOptions& options = request->chat;
+    request->options.speculative = self.speculative;
     options.generate = request->options;
     options.enable_thinking = think;
     options.parallel_tool_calls = parallel_tool_calls.value_or(true);
@@ -432,6 +463,9 @@ void register_session(py::module_& m) {
         .def_readonly("prompt_tokens", &GenerateResult::prompt_tokens)
         .def_readonly("reused_prompt_tokens", &GenerateResult::reused_prompt_tokens)
         .def_readonly("completion_tokens", &GenerateResult::completion_tokens)
+        .def_readonly("draft_tokens", &GenerateResult::draft_tokens, "tokens proposed by speculative decoding")
+        .def_readonly("accepted_draft_tokens", &GenerateResult::accepted_draft_tokens,
+                      "proposed tokens the target kept")
         .def_readonly("timings", &GenerateResult::timings)
         .def("__repr__", [](const GenerateResult& r) {
             return "<genie.GenerateResult " + std::string(finish_name(r.finish_reason)) + ", " +
@@ -454,18 +488,28 @@ void register_session(py::module_& m) {
                           "that extends what the cache holds evaluates only the new suffix). One call at a time "
                           "(genie.BusyError otherwise), except cancel().")
         .def(py::init([](const Model& model, int32_t context_length, int32_t threads, int32_t batch_size,
-                         const std::string& kv_type) {
+                         const std::string& kv_type, std::optional<Model> draft_model, int32_t draft_threads) {
                  SessionOptions o;
                  o.context_length = context_length;
                  o.threads = threads;
                  o.batch_size = batch_size;
                  o.kv_type = parse_kv_type(kv_type);
+                 o.draft_model = std::move(draft_model);
+                 o.draft_threads = draft_threads;
                  py::gil_scoped_release release;
                  return new PySession(model, o);
              }),
              py::arg("model"), py::kw_only(), py::arg("context_length") = 0, py::arg("threads") = 0,
-             py::arg("batch_size") = 512, py::arg("kv_type") = "f16",
-             "context_length 0 = min(training context, 4096); threads 0 = all; kv_type 'f16', 'f32' or 'q8_0' (INT8).")
+             py::arg("batch_size") = 512, py::arg("kv_type") = "f16", py::arg("draft_model") = py::none(),
+             py::arg("draft_threads") = 0,
+             "context_length 0 = min(training context, 4096); threads 0 = all; kv_type 'f16', 'f32' or 'q8_0' (INT8). "
+             "draft_model: a Model with the same vocabulary that proposes tokens for speculative decoding "
+             "(docs/speculative.md; tune with Session.speculative).")
+        .def_property(
+            "speculative", [](const PySession& self) { return speculative_dict(self.speculative); },
+            [](PySession& self, const py::dict& d) { set_speculative(self.speculative, d); },
+            "Speculative decoding options of every call (dict: draft_max, draft_min, draft_p_min, adaptive, "
+            "lookup_ngram); speculation runs with draft_max > 0 and a draft_model or lookup_ngram > 0.")
         .def(
             "generate",
             [](PySession& self, const py::object& prompt, int32_t max_tokens, const py::object& sampler,
@@ -498,6 +542,7 @@ void register_session(py::module_& m) {
                     sampling_args(temperature, top_k, top_p, min_p, seed, typical_p, penalty_last_n, repeat_penalty,
                                   frequency_penalty, presence_penalty),
                     max_tokens, stop_on_eog, add_special, parse_special, stop, constraint);
+                request->options.speculative = py::cast<PySession&>(self).speculative;
                 return std::make_unique<Stream>(std::move(self), std::move(request));
             },
             GENIE_GENERATE_ARGS,
