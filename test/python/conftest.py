@@ -12,6 +12,18 @@ PYTHON_DIR = pathlib.Path(os.environ.get("GENIE_PYTHON_DIR", ROOT / "build" / "p
 sys.path.insert(0, str(PYTHON_DIR))
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
+FIXTURE_DIRS = [pathlib.Path(os.environ["GENIE_FIXTURE_DIR"])] if os.environ.get("GENIE_FIXTURE_DIR") else []
+FIXTURE_DIRS += [BIN_DIR.parent / "fixtures", ROOT / "build" / "fixtures"]
+
+
+def fixture(name):
+    """The generated fixture model `name`.gguf (ctest makes them), or a visible skip."""
+    for d in FIXTURE_DIRS:
+        p = d / f"{name}.gguf"
+        if p.exists():
+            return p
+    pytest.skip(f"fixture model {name}.gguf not found in {FIXTURE_DIRS} (ctest generates it: scripts/make-fixtures)")
+
 
 @pytest.fixture(scope="session")
 def testdata():

@@ -3,24 +3,12 @@ chat with conversation ids (warm turns), the one chat path shared with Session.c
 streamed pieces with their kind, JSON constraints, text completions, the bounded queue,
 swap and unload. docs/python.md, docs/engine.md."""
 import json
-import os
-import pathlib
 import threading
 import time
 
 import pytest
 
-from conftest import BIN_DIR, ROOT
-
-FIXTURE_DIRS = [pathlib.Path(os.environ["GENIE_FIXTURE_DIR"])] if os.environ.get("GENIE_FIXTURE_DIR") else []
-FIXTURE_DIRS += [BIN_DIR.parent / "fixtures", ROOT / "build" / "fixtures"]
-
-
-def fixture(name):
-    for d in FIXTURE_DIRS:
-        if (d / f"{name}.gguf").exists():
-            return d / f"{name}.gguf"
-    pytest.skip(f"fixture model {name}.gguf not found in {FIXTURE_DIRS} (ctest generates it: scripts/make-fixtures)")
+from conftest import fixture
 
 
 @pytest.fixture()

@@ -3,25 +3,13 @@ another and continues exactly as the original would (greedy), for F16 and INT8 (
 caches; bad files raise and leave the session unchanged; KvCacheDir keeps its budget."""
 
 import os
-import pathlib
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import BIN_DIR, PYTHON_DIR, ROOT
-
-FIXTURE_DIRS = [pathlib.Path(os.environ["GENIE_FIXTURE_DIR"])] if os.environ.get("GENIE_FIXTURE_DIR") else []
-FIXTURE_DIRS += [BIN_DIR.parent / "fixtures", ROOT / "build" / "fixtures"]
-
-
-def fixture(name):
-    for d in FIXTURE_DIRS:
-        p = d / f"{name}.gguf"
-        if p.exists():
-            return p
-    pytest.skip(f"fixture model {name}.gguf not found in {FIXTURE_DIRS} (ctest generates it: scripts/make-fixtures)")
+from conftest import PYTHON_DIR, fixture
 
 
 PROMPT = "The quick brown fox jumps over the lazy dog. Then"

@@ -1,22 +1,10 @@
 """Speculative decoding from Python (bindings/python/session.cpp: Session(draft_model=...),
 Session.speculative, GenerateResult.draft_tokens / accepted_draft_tokens) on the fixture
 models. docs/speculative.md, docs/python.md."""
-import os
-import pathlib
 
 import pytest
 
-from conftest import BIN_DIR, ROOT
-
-FIXTURE_DIRS = [pathlib.Path(os.environ["GENIE_FIXTURE_DIR"])] if os.environ.get("GENIE_FIXTURE_DIR") else []
-FIXTURE_DIRS += [BIN_DIR.parent / "fixtures", ROOT / "build" / "fixtures"]
-
-
-def fixture(name):
-    for d in FIXTURE_DIRS:
-        if (d / f"{name}.gguf").exists():
-            return d / f"{name}.gguf"
-    pytest.skip(f"fixture model {name}.gguf not found in {FIXTURE_DIRS} (ctest generates it: scripts/make-fixtures)")
+from conftest import fixture
 
 
 PROMPT = "one two three four one two three four one two"
