@@ -464,10 +464,9 @@ typedef struct genie_chat_request {
      * one it contains (finish STOP); the stop string is not part of the text. Default none. */
     const char *const *stop;
     size_t n_stop;
-    /* Per-token idle timeout in ms (0 = none): when more than this passed between two
-     * tokens (for the first token: since the call began, so it includes the prompt's
-     * evaluation; the callback's own time is not counted) the call ends with finish
-     * TIMEOUT. Enforced by the generation loop (C++ GenerateOptions::idle_timeout_s). */
+    /* Per-token idle timeout in ms (0 = none): more than this between two tokens (the
+     * first: since the call began, prompt included; the callback's time not counted) ends
+     * the call with finish TIMEOUT (C++ GenerateOptions::idle_timeout_s). */
     uint32_t idle_timeout_ms;
     /* Total deadline in ms from the call's start (0 = none): once passed, the call ends
      * with finish TIMEOUT. */
